@@ -1,0 +1,65 @@
+//! Loading one tool folder for the catalog.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolhost_spec::{Diagnostic, LoadOptions, TOOL_MD, inspect_folder};
+
+use crate::{ContentHash, Tool};
+
+/// What the catalog keeps per tool folder.
+#[derive(Debug, Clone)]
+pub(crate) struct FolderEntry {
+    pub hash: ContentHash,
+    pub diagnostics: Vec<Diagnostic>,
+    pub tool: Option<Arc<Tool>>,
+}
+
+/// Reads TOOL.md (only: entry files load lazily, on first call) and checks the entry exists.
+pub(crate) fn load(root: &Path, root_index: usize, dir: &Path) -> FolderEntry {
+    let bytes = std::fs::read(dir.join(TOOL_MD));
+    let report = inspect_folder(dir, bytes.as_deref().map_err(|e| std::io::Error::new(e.kind(), e.to_string())), LoadOptions::default());
+    let hash = ContentHash::of_definition(
+        bytes.as_deref().unwrap_or_default(),
+        report.entry.as_ref().map(|e| e.file_name),
+    );
+    let tool = report.tool().map(|(manifest, entry)| {
+        Arc::new(Tool {
+            input_schema: manifest.input_schema(),
+            manifest: manifest.clone(),
+            entry: entry.clone(),
+            dir: dir.to_path_buf(),
+            root: root.to_path_buf(),
+            root_index,
+            hash,
+        })
+    });
+    FolderEntry { hash, diagnostics: report.diagnostics, tool }
+}
+
+/// The immediate subfolders of a root that may be tools, sorted by name. Hidden folders
+/// (including sync's temporary ones) are not tools.
+pub(crate) fn list_tool_dirs(root: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
+    let mut dirs = Vec::new();
+    for entry in std::fs::read_dir(root)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        // file_type() does not follow symlinks; a symlinked tool folder is still a folder.
+        let is_dir = match entry.file_type() {
+            Ok(t) if t.is_dir() => true,
+            Ok(t) if t.is_symlink() => path.is_dir(),
+            _ => false,
+        };
+        if is_dir {
+            dirs.push((name, path));
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}

@@ -1,0 +1,1 @@
+//! Runs tool calls. Filled by the runtime issue; the layer and its dependencies are fixed now.

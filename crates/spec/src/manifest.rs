@@ -1,0 +1,127 @@
+//! The validated contents of a TOOL.md file.
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// Implementation language of a tool, from the `language` frontmatter key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    #[default]
+    Typescript,
+    Python,
+    Bash,
+}
+
+impl Language {
+    pub const ALL: [Language; 3] = [Language::Typescript, Language::Python, Language::Bash];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Typescript => "typescript",
+            Language::Python => "python",
+            Language::Bash => "bash",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Language> {
+        Language::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+
+    /// Entry file names, in order of preference: when several exist the first wins.
+    pub fn entry_candidates(self) -> &'static [&'static str] {
+        match self {
+            Language::Typescript => &["index.ts", "index.js"],
+            Language::Python => &["index.py"],
+            Language::Bash => &["index.sh"],
+        }
+    }
+}
+
+/// Type of one input parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputType {
+    String,
+    Number,
+    Boolean,
+    Enum,
+}
+
+/// One entry under `inputs:`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Input {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: InputType,
+    pub description: String,
+    pub optional: bool,
+    /// Never logged or echoed back; kept as tool metadata, not as a schema keyword.
+    pub sensitive: bool,
+    /// Allowed values of an enum input, in declaration order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+}
+
+/// A tool's metadata and documentation, validated against the TOOL.md format.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolManifest {
+    pub name: String,
+    pub label: String,
+    pub description: String,
+    /// 0 when the frontmatter has no `version` (see [`ToolManifest::version_declared`]).
+    pub version: u64,
+    pub version_declared: bool,
+    pub language: Language,
+    pub inputs: Vec<Input>,
+    /// Frontmatter keys this version does not know, kept verbatim.
+    pub extra: Map<String, Value>,
+    /// The Markdown body: the documentation the agent reads.
+    pub body: String,
+}
+
+impl ToolManifest {
+    /// The JSON Schema of the tool's parameters.
+    ///
+    /// Enums are `{"type": "string", "enum": [...]}` rather than a union of literal schemas,
+    /// which several model providers reject.
+    pub fn input_schema(&self) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for input in &self.inputs {
+            let mut prop = Map::new();
+            let ty = match input.ty {
+                InputType::String | InputType::Enum => "string",
+                InputType::Number => "number",
+                InputType::Boolean => "boolean",
+            };
+            prop.insert("type".into(), json!(ty));
+            if input.ty == InputType::Enum {
+                prop.insert("enum".into(), json!(input.values));
+            }
+            if !input.description.is_empty() {
+                prop.insert("description".into(), json!(input.description));
+            }
+            if let Some(default) = &input.default {
+                prop.insert("default".into(), default.clone());
+            }
+            properties.insert(input.name.clone(), Value::Object(prop));
+            if !input.optional {
+                required.push(json!(input.name));
+            }
+        }
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        })
+    }
+
+    /// Names of the inputs marked `sensitive`, for redaction.
+    pub fn sensitive_inputs(&self) -> impl Iterator<Item = &str> {
+        self.inputs.iter().filter(|i| i.sensitive).map(|i| i.name.as_str())
+    }
+}

@@ -1,0 +1,44 @@
+//! The flags that choose tool roots, shared by every command that reads the catalog.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use toolhost_catalog::{Catalog, Root, RootsConfig};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CatalogArgs {
+    /// A tool root (repeatable; later roots override earlier ones by tool name).
+    #[arg(long = "tools-dir", value_name = "DIR")]
+    pub tools_dirs: Vec<PathBuf>,
+    /// Data directory: tools from DATA_PATH/tools, then DATA_PATH/EMAIL/tools with --user.
+    #[arg(long, value_name = "DATA_PATH")]
+    pub data: Option<PathBuf>,
+    /// Whose tools to add from DATA_PATH/EMAIL/tools (they override global tools).
+    #[arg(long, value_name = "EMAIL")]
+    pub user: Option<String>,
+}
+
+impl CatalogArgs {
+    pub fn is_empty(&self) -> bool {
+        self.tools_dirs.is_empty() && self.data.is_none() && self.user.is_none()
+    }
+
+    /// Roots from the flags, else `PI_TOOLS_DIRS`, else the data layout. Warnings go to stderr.
+    pub fn roots(&self) -> Result<Vec<Root>> {
+        let cfg = RootsConfig {
+            tools_dirs: self.tools_dirs.clone(),
+            env_tools_dirs: std::env::var("PI_TOOLS_DIRS").ok(),
+            data: self.data.clone(),
+            user: self.user.clone(),
+        };
+        let (roots, warnings) = cfg.resolve()?;
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        Ok(roots)
+    }
+
+    pub fn scan(&self) -> Result<Catalog> {
+        Ok(Catalog::scan(self.roots()?))
+    }
+}

@@ -1,0 +1,4 @@
+pub mod check;
+pub mod list;
+pub mod new;
+pub mod sync;

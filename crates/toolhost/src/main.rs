@@ -1,0 +1,53 @@
+//! `toolhost`: the one binary. Each subcommand lives in `cmd/`.
+
+mod catalog_args;
+mod cmd;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "toolhost", version, about = "Hosts the tools that AI agents call.", propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check tool folders and report problems like a compiler.
+    Check(cmd::check::Args),
+    /// List the tools of the resolved catalog.
+    List(cmd::list::Args),
+    /// Copy seed tools into a target directory when the seed's version is higher.
+    Sync(cmd::sync::Args),
+    /// Scaffold a new tool folder that passes `check`.
+    New(cmd::new::Args),
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => cmd::check::run(args),
+        Command::List(args) => cmd::list::run(args),
+        Command::Sync(args) => cmd::sync::run(args),
+        Command::New(args) => cmd::new::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Logs go to stderr (stdout carries command output, and later the MCP stdio stream).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+}
