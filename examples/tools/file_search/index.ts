@@ -153,8 +153,10 @@ export async function execute(
     try {
       regex = new RegExp(pattern, ignoreCase ? 'i' : '');
     } catch (e) {
+      // V8 repeats the pattern in its message ("Invalid regular expression: /x(/: ..."); keep the reason.
+      const reason = (e instanceof Error ? e.message : String(e)).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
       return err(
-        `Invalid regular expression /${pattern}/: ${(e instanceof Error ? e.message : String(e)).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '')}. ` +
+        `Invalid regular expression /${pattern}/: ${reason}. ` +
           'Escape special characters such as ( ) [ ] { } . * + ? with a backslash to match them literally.',
       );
     }
@@ -181,7 +183,7 @@ export async function execute(
       if (!st.isDirectory() && !st.isFile()) return err(`root ${rootParam} is neither a directory nor a file.`);
     } catch (e) {
       const code = (e as { code?: string } | null)?.code;
-      if (code === 'ENOENT') return err(`root not found: ${rootParam} (resolved to ${root}).`);
+      if (code === 'ENOENT') return err(`root not found: ${rootParam}${root === rootParam ? '' : ` (resolved to ${root})`}.`);
       if (code === 'EACCES' || code === 'EPERM') return err(`Permission denied: ${rootParam}`);
       throw e;
     }

@@ -16,9 +16,9 @@ type Params = {
 };
 
 type Segment =
-  | { kind: 'key'; key: string; start: number }
-  | { kind: 'index'; index: number; start: number }
-  | { kind: 'wildcard'; start: number };
+  | { kind: 'key'; key: string }
+  | { kind: 'index'; index: number }
+  | { kind: 'wildcard' };
 
 type Match = { value: unknown; path: string };
 
@@ -65,7 +65,7 @@ function parseQuery(query: string): Segment[] {
     }
     const key = s.slice(start, i).trim();
     if (key === '') throw new QueryError('expected a key name', start);
-    segments.push(key === '*' ? { kind: 'wildcard', start } : { kind: 'key', key, start });
+    segments.push(key === '*' ? { kind: 'wildcard' } : { kind: 'key', key });
   };
 
   while (i < s.length) {
@@ -90,7 +90,7 @@ function parseQuery(query: string): Segment[] {
         while (s[i] === ' ') i++;
         if (s[i] !== ']') throw new QueryError('expected "]" after "[*"', i);
         i++;
-        segments.push({ kind: 'wildcard', start: open });
+        segments.push({ kind: 'wildcard' });
       } else if (q === '"' || q === "'") {
         const strStart = i;
         i++;
@@ -123,7 +123,7 @@ function parseQuery(query: string): Segment[] {
         while (s[i] === ' ') i++;
         if (s[i] !== ']') throw new QueryError('expected "]" after the quoted key', i);
         i++;
-        segments.push({ kind: 'key', key, start: open });
+        segments.push({ kind: 'key', key });
       } else {
         const close = s.indexOf(']', i);
         if (close === -1) throw new QueryError('unclosed "[": expected a number, * or a quoted key followed by "]"', open);
@@ -133,7 +133,7 @@ function parseQuery(query: string): Segment[] {
           throw new QueryError(`"[${inner}]" is not an index: brackets take a whole number, * or a quoted key${hint}`, open);
         }
         i = close + 1;
-        segments.push({ kind: 'index', index: Number(inner), start: open });
+        segments.push({ kind: 'index', index: Number(inner) });
       }
     } else if (first) {
       readKey();

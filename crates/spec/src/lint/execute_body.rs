@@ -2,8 +2,8 @@
 //! `return <value>` statements and `throw`s that no enclosing `try ... catch` handles.
 
 use oxc_ast::ast::{
-    ArrowFunctionExpression, CallExpression, Class, Expression, Function, ReturnStatement, ThrowStatement,
-    TryStatement,
+    ArrowFunctionExpression, CallExpression, Class, Expression, Function, ReturnStatement,
+    ThrowStatement, TryStatement,
 };
 use oxc_ast_visit::{VisitJs, walk_js};
 use oxc_semantic::{ScopeFlags, Scoping};
@@ -30,7 +30,11 @@ pub(super) struct BodyFacts {
 }
 
 pub(super) fn scan(function: &ExecuteFn<'_, '_>, scoping: &Scoping) -> BodyFacts {
-    let mut scan = Scan { scoping, try_depth: 0, facts: BodyFacts::default() };
+    let mut scan = Scan {
+        scoping,
+        try_depth: 0,
+        facts: BodyFacts::default(),
+    };
     match function {
         ExecuteFn::Function(function) => {
             if let Some(body) = &function.body {
@@ -55,12 +59,16 @@ struct Scan<'s> {
 impl Scan<'_> {
     fn console_callee(&self, call: &CallExpression<'_>) -> Option<String> {
         let member = call.callee.get_inner_expression().as_member_expression()?;
-        let Expression::Identifier(object) = member.object().get_inner_expression() else { return None };
+        let Expression::Identifier(object) = member.object().get_inner_expression() else {
+            return None;
+        };
         if object.name != "console" || !is_global(object, self.scoping) {
             return None;
         }
         let method = member.static_property_name()?;
-        CONSOLE_METHODS.contains(&method).then(|| format!("console.{method}"))
+        CONSOLE_METHODS
+            .contains(&method)
+            .then(|| format!("console.{method}"))
     }
 }
 
@@ -76,7 +84,10 @@ impl<'a> VisitJs<'a> for Scan<'_> {
         if self.facts.first_console.is_none()
             && let Some(callee) = self.console_callee(it)
         {
-            self.facts.first_console = Some(ConsoleCall { offset: it.span.start, callee });
+            self.facts.first_console = Some(ConsoleCall {
+                offset: it.span.start,
+                callee,
+            });
         }
         walk_js::walk_call_expression(self, it);
     }

@@ -2,8 +2,8 @@
 //! none, which other export shape (class, default) did the author use instead.
 
 use oxc_ast::ast::{
-    ArrowFunctionExpression, BindingPattern, Declaration, ExportDefaultDeclarationKind, Expression, Function,
-    Program, Statement,
+    ArrowFunctionExpression, BindingPattern, Declaration, ExportDefaultDeclarationKind, Expression,
+    Function, Program, Statement,
 };
 
 const EXECUTE: &str = "execute";
@@ -33,7 +33,17 @@ pub(super) struct ExportFacts<'b, 'a> {
     /// The first `export class X` / `export default class`.
     pub class_export: Option<Found>,
     /// The first `export default` that is not a class.
-    pub default_export: Option<Found>,
+    pub default_export: Option<(Found, DefaultKind)>,
+}
+
+/// What a non-class default export is, to suggest the right fix.
+pub(super) enum DefaultKind {
+    /// A function or arrow: rename it to `execute`.
+    Function,
+    /// `export default run`: re-export `run` as `execute`.
+    Identifier(String),
+    /// Anything else (an object, a call, ...).
+    Other,
 }
 
 /// Scans the top-level statements (the only place exports can appear).
@@ -59,31 +69,37 @@ pub(super) fn scan<'b, 'a>(program: &'b Program<'a>) -> ExportFacts<'b, 'a> {
                         Some(id) => format!("export class {}", id.name),
                         None => "export class".to_string(),
                     };
-                    facts.class_export = Some(Found { offset: export.span.start, text });
+                    facts.class_export = Some(Found {
+                        offset: export.span.start,
+                        text,
+                    });
                 }
             }
             Statement::ExportNamedDeclaration(export) if !export.export_kind.is_type() => {
                 for specifier in &export.specifiers {
-                    if !specifier.export_kind.is_type() && specifier.exported.name().as_str() == EXECUTE {
+                    if !specifier.export_kind.is_type()
+                        && specifier.exported.name().as_str() == EXECUTE
+                    {
                         facts.has_execute = true;
                         local_names.push(specifier.local.name().as_str());
                     }
                 }
             }
-            Statement::ExportFromDeclaration(export) if !export.export_kind.is_type() => {
-                if export
-                    .specifiers
-                    .iter()
-                    .any(|s| !s.export_kind.is_type() && s.exported.name().as_str() == EXECUTE)
-                {
-                    facts.has_execute = true;
+            Statement::ExportFromDeclaration(export)
+                if !export.export_kind.is_type()
+                    && export.specifiers.iter().any(|s| {
+                        !s.export_kind.is_type() && s.exported.name().as_str() == EXECUTE
+                    }) =>
+            {
+                facts.has_execute = true;
+            }
+            Statement::ExportAllDeclaration(export) if !export.export_kind.is_type() => {
+                match &export.exported {
+                    None => facts.star = true,
+                    Some(name) if name.name().as_str() == EXECUTE => facts.has_execute = true,
+                    Some(_) => {}
                 }
             }
-            Statement::ExportAllDeclaration(export) if !export.export_kind.is_type() => match &export.exported {
-                None => facts.star = true,
-                Some(name) if name.name().as_str() == EXECUTE => facts.has_execute = true,
-                Some(_) => {}
-            },
             Statement::ExportDefaultDeclaration(export) => {
                 let offset = export.span.start;
                 match &export.declaration {
@@ -98,12 +114,17 @@ pub(super) fn scan<'b, 'a>(program: &'b Program<'a>) -> ExportFacts<'b, 'a> {
                     }
                     ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
                         if facts.default_export.is_none() {
-                            let keyword = if function.r#async { "async function" } else { "function" };
+                            let keyword = if function.r#async {
+                                "async function"
+                            } else {
+                                "function"
+                            };
                             let text = match &function.id {
                                 Some(id) => format!("export default {keyword} {}", id.name),
                                 None => format!("export default {keyword}"),
                             };
-                            facts.default_export = Some(Found { offset, text });
+                            facts.default_export =
+                                Some((Found { offset, text }, DefaultKind::Function));
                         }
                     }
                     ExportDefaultDeclarationKind::TSInterfaceDeclaration(_) => {}
@@ -118,15 +139,24 @@ pub(super) fn scan<'b, 'a>(program: &'b Program<'a>) -> ExportFacts<'b, 'a> {
                                 facts.class_export = Some(Found { offset, text });
                             }
                         } else if facts.default_export.is_none() {
-                            let text = match expression {
-                                Some(Expression::Identifier(id)) => format!("export default {}", id.name),
-                                Some(Expression::ObjectExpression(_)) => "export default { ... }".to_string(),
-                                Some(
-                                    Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_),
-                                ) => "export default function".to_string(),
-                                _ => "export default ...".to_string(),
+                            let (text, kind) = match expression {
+                                Some(Expression::Identifier(id)) => (
+                                    format!("export default {}", id.name),
+                                    DefaultKind::Identifier(id.name.to_string()),
+                                ),
+                                Some(Expression::ObjectExpression(_)) => {
+                                    ("export default { ... }".to_string(), DefaultKind::Other)
+                                }
+                                Some(Expression::ArrowFunctionExpression(_)) => (
+                                    "export default () => ...".to_string(),
+                                    DefaultKind::Function,
+                                ),
+                                Some(Expression::FunctionExpression(_)) => {
+                                    ("export default function".to_string(), DefaultKind::Function)
+                                }
+                                _ => ("export default ...".to_string(), DefaultKind::Other),
                             };
-                            facts.default_export = Some(Found { offset, text });
+                            facts.default_export = Some((Found { offset, text }, kind));
                         }
                     }
                 }
@@ -136,7 +166,9 @@ pub(super) fn scan<'b, 'a>(program: &'b Program<'a>) -> ExportFacts<'b, 'a> {
     }
 
     if facts.execute_fn.is_none() {
-        facts.execute_fn = local_names.iter().find_map(|name| find_local_function(program, name));
+        facts.execute_fn = local_names
+            .iter()
+            .find_map(|name| find_local_function(program, name));
     }
     facts
 }
@@ -149,10 +181,11 @@ fn declares(declaration: &Declaration<'_>, name: &str) -> bool {
         }
         Declaration::VariableDeclaration(variables) => {
             !variables.declare
-                && variables
-                    .declarations
-                    .iter()
-                    .any(|d| d.id.get_binding_identifiers().iter().any(|id| id.name == name))
+                && variables.declarations.iter().any(|d| {
+                    d.id.get_binding_identifiers()
+                        .iter()
+                        .any(|id| id.name == name)
+                })
         }
         _ => false,
     }
@@ -171,21 +204,28 @@ fn find_local_function<'b, 'a>(program: &'b Program<'a>, name: &str) -> Option<E
 
 /// The function a declaration binds to `name`: a function declaration with a body (not an
 /// overload signature), or a variable initialised with a function or arrow expression.
-fn local_function<'b, 'a>(declaration: &'b Declaration<'a>, name: &str) -> Option<ExecuteFn<'b, 'a>> {
+fn local_function<'b, 'a>(
+    declaration: &'b Declaration<'a>,
+    name: &str,
+) -> Option<ExecuteFn<'b, 'a>> {
     match declaration {
         Declaration::FunctionDeclaration(function)
-            if function.body.is_some() && function.id.as_ref().is_some_and(|id| id.name == name) =>
+            if function.body.is_some()
+                && function.id.as_ref().is_some_and(|id| id.name == name) =>
         {
             Some(ExecuteFn::Function(function))
         }
-        Declaration::VariableDeclaration(variables) => variables.declarations.iter().find_map(|declarator| {
-            match &declarator.id {
-                BindingPattern::BindingIdentifier(id) if id.name == name => {
-                    declarator.init.as_ref().and_then(function_expression)
-                }
-                _ => None,
-            }
-        }),
+        Declaration::VariableDeclaration(variables) => {
+            variables
+                .declarations
+                .iter()
+                .find_map(|declarator| match &declarator.id {
+                    BindingPattern::BindingIdentifier(id) if id.name == name => {
+                        declarator.init.as_ref().and_then(function_expression)
+                    }
+                    _ => None,
+                })
+        }
         _ => None,
     }
 }

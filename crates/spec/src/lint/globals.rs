@@ -2,10 +2,11 @@
 //! patterns that matter wherever they appear: Bun APIs, CommonJS exports and CLI entry points.
 
 use oxc_ast::ast::{
-    AssignmentExpression, BinaryExpression, CallExpression, ComputedMemberExpression, Expression,
-    ImportDeclaration, ImportExpression, ExportAllDeclaration, ExportFromDeclaration, IdentifierReference,
-    ObjectPropertyKind, Program, StaticMemberExpression, StringLiteral, TSExternalModuleDeclaration,
-    TSExternalModuleReference, TSGlobalDeclaration, UnaryExpression, UnaryOperator,
+    AssignmentExpression, BinaryExpression, CallExpression, ComputedMemberExpression,
+    ExportAllDeclaration, ExportFromDeclaration, Expression, IdentifierReference,
+    ImportDeclaration, ImportExpression, ObjectPropertyKind, Program, StaticMemberExpression,
+    StringLiteral, TSExportAssignment, TSExternalModuleDeclaration, TSExternalModuleReference,
+    TSGlobalDeclaration, UnaryExpression, UnaryOperator,
 };
 use oxc_ast_visit::{VisitJs, walk_js};
 use oxc_semantic::Scoping;
@@ -40,7 +41,10 @@ pub(super) struct Globals {
 }
 
 pub(super) fn scan(program: &Program<'_>, scoping: &Scoping) -> Globals {
-    let mut scan = Scan { scoping, found: Globals::default() };
+    let mut scan = Scan {
+        scoping,
+        found: Globals::default(),
+    };
     scan.visit_program(program);
     scan.found
 }
@@ -56,7 +60,9 @@ pub(super) fn is_global(ident: &IdentifierReference<'_>, scoping: &Scoping) -> b
     ident.reference_id.get().is_some_and(|id| {
         let reference = scoping.get_reference(id);
         !reference.flags().is_type_only()
-            && reference.symbol_id().is_none_or(|symbol| scoping.symbol_flags(symbol).is_ambient())
+            && reference
+                .symbol_id()
+                .is_none_or(|symbol| scoping.symbol_flags(symbol).is_ambient())
     })
 }
 
@@ -64,7 +70,9 @@ impl Scan<'_> {
     /// Where `expression` starts when it is the global `name` (not a local binding).
     fn global_named(&self, expression: &Expression<'_>, name: &str) -> Option<u32> {
         match expression.get_inner_expression() {
-            Expression::Identifier(ident) if ident.name == name && is_global(ident, self.scoping) => {
+            Expression::Identifier(ident)
+                if ident.name == name && is_global(ident, self.scoping) =>
+            {
                 Some(ident.span.start)
             }
             _ => None,
@@ -73,7 +81,9 @@ impl Scan<'_> {
 
     /// Reports `Bun.property` (or bare `Bun`) when `object` is the global `Bun`.
     fn bun_member(&mut self, object: &Expression<'_>, property: Option<&str>) -> bool {
-        let Some(offset) = self.global_named(object, "Bun") else { return false };
+        let Some(offset) = self.global_named(object, "Bun") else {
+            return false;
+        };
         self.report_bun(offset, property);
         true
     }
@@ -103,7 +113,10 @@ impl Scan<'_> {
                 "`{other}` is a Bun module and does not exist in Node.js; use a Node.js module instead"
             ),
         };
-        self.found.bun.push(BunUse { offset: specifier.span.start, message });
+        self.found.bun.push(BunUse {
+            offset: specifier.span.start,
+            message,
+        });
     }
 
     /// `module.exports = ...`, `module.exports.x = ...` or `exports.x = ...`.
@@ -116,21 +129,33 @@ impl Scan<'_> {
                 return None;
             }
             let execute = object_has_execute(&assignment.right);
-            let text = if execute { "module.exports = { execute }" } else { "module.exports = ..." };
+            let text = if execute {
+                "module.exports = { execute }"
+            } else {
+                "module.exports = ..."
+            };
             (text.to_string(), execute)
         } else if self.global_named(object, "exports").is_some() {
-            let name = property.unwrap_or("...");
-            (format!("exports.{name} = ..."), name == "execute")
+            (
+                format!("exports{} = ...", member_text(property)),
+                property == Some("execute"),
+            )
         } else if let Some(inner) = object.as_member_expression()
             && inner.static_property_name() == Some("exports")
             && self.global_named(inner.object(), "module").is_some()
         {
-            let name = property.unwrap_or("...");
-            (format!("module.exports.{name} = ..."), name == "execute")
+            (
+                format!("module.exports{} = ...", member_text(property)),
+                property == Some("execute"),
+            )
         } else {
             return None;
         };
-        Some(CommonJsExport { offset: assignment.span.start, text, exports_execute })
+        Some(CommonJsExport {
+            offset: assignment.span.start,
+            text,
+            exports_execute,
+        })
     }
 
     /// `require.main === module` in either order, with `==`, `===`, `!=` or `!==`.
@@ -148,15 +173,27 @@ impl Scan<'_> {
         } else {
             return None;
         };
-        Some(CliEntry { offset: binary.span.start, text })
+        Some(CliEntry {
+            offset: binary.span.start,
+            text,
+        })
     }
+}
+
+/// `.name` for a static property, `[...]` for a computed one.
+fn member_text(property: Option<&str>) -> String {
+    property.map_or_else(|| "[...]".to_string(), |name| format!(".{name}"))
 }
 
 /// Whether an object literal has an `execute` property (`{ execute }`, `{ execute: run }`).
 fn object_has_execute(expression: &Expression<'_>) -> bool {
-    let Expression::ObjectExpression(object) = expression.get_inner_expression() else { return false };
+    let Expression::ObjectExpression(object) = expression.get_inner_expression() else {
+        return false;
+    };
     object.properties.iter().any(|property| match property {
-        ObjectPropertyKind::ObjectProperty(p) => p.key.static_name().is_some_and(|name| name == "execute"),
+        ObjectPropertyKind::ObjectProperty(p) => {
+            p.key.static_name().is_some_and(|name| name == "execute")
+        }
         ObjectPropertyKind::SpreadProperty(_) => false,
     })
 }
@@ -179,6 +216,13 @@ fn bun_member_message(property: &str) -> String {
 
 impl<'a> VisitJs<'a> for Scan<'_> {
     fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
+        // `if (import.meta.main)`: the ES module spelling of `require.main === module`.
+        if matches!(it.object, Expression::ImportMeta(_)) && it.property.name == "main" {
+            self.found.cli.push(CliEntry {
+                offset: it.span.start,
+                text: "import.meta.main".to_string(),
+            });
+        }
         if !self.bun_member(&it.object, Some(it.property.name.as_str())) {
             walk_js::walk_static_member_expression(self, it);
         }
@@ -201,10 +245,26 @@ impl<'a> VisitJs<'a> for Scan<'_> {
 
     fn visit_unary_expression(&mut self, it: &UnaryExpression<'a>) {
         // `typeof Bun` is a feature check; it never throws.
-        if it.operator == UnaryOperator::Typeof && self.global_named(&it.argument, "Bun").is_some() {
+        if it.operator == UnaryOperator::Typeof && self.global_named(&it.argument, "Bun").is_some()
+        {
             return;
         }
         walk_js::walk_unary_expression(self, it);
+    }
+
+    fn visit_ts_export_assignment(&mut self, it: &TSExportAssignment<'a>) {
+        let exports_execute = object_has_execute(&it.expression);
+        let text = if exports_execute {
+            "export = { execute }"
+        } else {
+            "export = ..."
+        };
+        self.found.commonjs.push(CommonJsExport {
+            offset: it.span.start,
+            text: text.to_string(),
+            exports_execute,
+        });
+        walk_js::walk_ts_export_assignment(self, it);
     }
 
     fn visit_binary_expression(&mut self, it: &BinaryExpression<'a>) {

@@ -24,22 +24,66 @@ use oxc_span::SourceType;
 
 use crate::diagnostic::{Code, Diagnostic, LineIndex, Position};
 
-use self::exports::ExportFacts;
+use self::exports::{DefaultKind, ExportFacts};
 use self::globals::Globals;
 
 /// The signature every entry file must export, as shown in messages.
-const EXECUTE_SIGNATURE: &str = "`export async function execute(toolCallId, params, signal, onUpdate)`";
+const EXECUTE_SIGNATURE: &str =
+    "`export async function execute(toolCallId, params, signal, onUpdate)`";
+
+/// Stack for the linting thread: oxc's parser and the AST walks recurse once per nesting
+/// level, so deeply nested sources need more than a default thread stack. The stack is only
+/// reserved address space; pages are committed as they are used.
+const STACK_BASE: usize = 16 << 20;
+const STACK_PER_SOURCE_BYTE: usize = 2 << 10;
+const STACK_MAX: usize = 512 << 20;
+
+/// Reported instead of propagating a panic from the parser or semantic analysis.
+const ANALYSIS_FAILED: &str = "the entry file could not be analysed: the JavaScript parser failed on it; check it with `node --check`";
 
 /// Parses an entry file with oxc and reports the seed's common mistakes.
+///
+/// Runs on its own thread with a stack sized for the source, so deep nesting does not
+/// overflow the caller's stack and a panic inside oxc becomes a diagnostic.
 pub fn lint_entry(path: &Path, source: &str, typescript: bool) -> Vec<Diagnostic> {
+    let stack = STACK_BASE
+        .saturating_add(source.len().saturating_mul(STACK_PER_SOURCE_BYTE))
+        .min(STACK_MAX);
+    let outcome = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("toolhost-lint".to_string())
+            .stack_size(stack)
+            .spawn_scoped(scope, || lint_source(path, source, typescript))
+            .map(std::thread::ScopedJoinHandle::join)
+    });
+    match outcome {
+        Ok(Ok(diagnostics)) => diagnostics,
+        Ok(Err(_panic)) => vec![Diagnostic::error(
+            path,
+            Some(Position::START),
+            Code::EntrySyntax,
+            ANALYSIS_FAILED,
+        )],
+        // No thread available: lint on the caller's stack.
+        Err(_spawn_error) => lint_source(path, source, typescript),
+    }
+}
+
+fn lint_source(path: &Path, source: &str, typescript: bool) -> Vec<Diagnostic> {
     let index = LineIndex::new(source);
     let allocator = Allocator::default();
     let mut diagnostics = match parse(&allocator, source, typescript) {
-        Ok((program, scoping)) => Linter { path, index: &index }.run(program, &scoping),
+        Ok((program, scoping)) => Linter {
+            path,
+            index: &index,
+        }
+        .run(program, &scoping),
         Err(errors) => errors
             .into_iter()
             .map(|e| {
-                let position = e.offset.map_or(Position::START, |offset| index.position(offset as usize));
+                let position = e
+                    .offset
+                    .map_or(Position::START, |offset| index.position(offset as usize));
                 Diagnostic::error(path, Some(position), Code::EntrySyntax, e.message)
             })
             .collect(),
@@ -61,7 +105,11 @@ fn parse<'a>(
     source: &'a str,
     typescript: bool,
 ) -> Result<(&'a Program<'a>, Scoping), Vec<SyntaxError>> {
-    let language = if typescript { SourceType::ts() } else { SourceType::mjs() };
+    let language = if typescript {
+        SourceType::ts()
+    } else {
+        SourceType::mjs()
+    };
     match parse_as(allocator, source, language.with_module(true)) {
         Ok(parsed) => Ok(parsed),
         Err(module_errors) => {
@@ -82,20 +130,31 @@ fn parse_as<'a>(
         let mut errors: Vec<SyntaxError> = parsed
             .diagnostics
             .errors()
-            .map(|d| SyntaxError { offset: d.labels.first().map(|l| l.offset()), message: d.message.to_string() })
+            .map(|d| SyntaxError {
+                offset: d.labels.first().map(oxc_span::LabeledSpan::offset),
+                message: d.message.to_string(),
+            })
             .collect();
         if errors.is_empty() {
-            errors.push(SyntaxError { offset: None, message: "the file could not be parsed".to_string() });
+            errors.push(SyntaxError {
+                offset: None,
+                message: "the file could not be parsed".to_string(),
+            });
         }
         return Err(errors);
     }
     let program: &'a Program<'a> = allocator.alloc(parsed.program);
-    let built = SemanticBuilder::new().with_check_syntax_error(true).build(program);
+    let built = SemanticBuilder::new()
+        .with_check_syntax_error(true)
+        .build(program);
     if built.diagnostics.has_errors() {
         return Err(built
             .diagnostics
             .errors()
-            .map(|d| SyntaxError { offset: d.labels.first().map(|l| l.offset()), message: d.message.to_string() })
+            .map(|d| SyntaxError {
+                offset: d.labels.first().map(oxc_span::LabeledSpan::offset),
+                message: d.message.to_string(),
+            })
             .collect());
     }
     Ok((program, built.semantic.into_scoping()))
@@ -161,13 +220,15 @@ impl Linter<'_> {
                 ));
             }
             for &offset in &body.unprotected_throws {
-                out.push(self.warning(
-                    offset,
-                    Code::ThrowInExecute,
-                    "`execute` throws here: the agent gets a generic error it cannot act on; \
+                out.push(
+                    self.warning(
+                        offset,
+                        Code::ThrowInExecute,
+                        "`execute` throws here: the agent gets a generic error it cannot act on; \
                      return `{ content: [...], isError: true }` instead"
-                        .to_string(),
-                ));
+                            .to_string(),
+                    ),
+                );
             }
         }
         out
@@ -176,8 +237,15 @@ impl Linter<'_> {
 
 /// Where to point and what to say when there is no named `execute` export, from the most
 /// to the least specific finding. The flag is set when the message is about a CLI entry.
-fn missing_execute(exports: &ExportFacts<'_, '_>, globals: &Globals) -> (Option<u32>, String, bool) {
-    let commonjs = globals.commonjs.iter().find(|c| c.exports_execute).or_else(|| globals.commonjs.first());
+fn missing_execute(
+    exports: &ExportFacts<'_, '_>,
+    globals: &Globals,
+) -> (Option<u32>, String, bool) {
+    let commonjs = globals
+        .commonjs
+        .iter()
+        .find(|c| c.exports_execute)
+        .or_else(|| globals.commonjs.first());
     if let Some(cjs) = commonjs.filter(|c| c.exports_execute) {
         return (Some(cjs.offset), commonjs_message(&cjs.text), false);
     }
@@ -192,11 +260,22 @@ fn missing_execute(exports: &ExportFacts<'_, '_>, globals: &Globals) -> (Option<
     if let Some(cjs) = commonjs {
         return (Some(cjs.offset), commonjs_message(&cjs.text), false);
     }
-    if let Some(default) = &exports.default_export {
-        let message = format!(
-            "no named `execute` export: found the default export `{}`; name it `execute` instead: {EXECUTE_SIGNATURE}",
-            default.text
-        );
+    if let Some((default, kind)) = &exports.default_export {
+        let text = &default.text;
+        let message = match kind {
+            DefaultKind::Function => format!(
+                "no named `execute` export: found the default export `{text}`; name it `execute` instead: \
+                 {EXECUTE_SIGNATURE}"
+            ),
+            DefaultKind::Identifier(name) => format!(
+                "no named `execute` export: found the default export `{text}`; export it by name instead: \
+                 `export {{ {name} as execute }}`"
+            ),
+            DefaultKind::Other => format!(
+                "no named `execute` export: found the default export `{text}`, but Toolhost calls the named \
+                 export `execute`; use {EXECUTE_SIGNATURE}"
+            ),
+        };
         return (Some(default.offset), message, false);
     }
     if let Some(cli) = globals.cli.first() {

@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use super::lint_entry;
+use super::{ANALYSIS_FAILED, lint_entry};
 use crate::diagnostic::{Code, Diagnostic, Severity};
 
 const E: Severity = Severity::Error;
@@ -15,16 +15,38 @@ struct Case {
     expected: &'static [(Code, Severity, u32, u32)],
 }
 
-const fn js(name: &'static str, source: &'static str, expected: &'static [(Code, Severity, u32, u32)]) -> Case {
-    Case { name, ts: false, source, expected }
+const fn js(
+    name: &'static str,
+    source: &'static str,
+    expected: &'static [(Code, Severity, u32, u32)],
+) -> Case {
+    Case {
+        name,
+        ts: false,
+        source,
+        expected,
+    }
 }
 
-const fn ts(name: &'static str, source: &'static str, expected: &'static [(Code, Severity, u32, u32)]) -> Case {
-    Case { name, ts: true, source, expected }
+const fn ts(
+    name: &'static str,
+    source: &'static str,
+    expected: &'static [(Code, Severity, u32, u32)],
+) -> Case {
+    Case {
+        name,
+        ts: true,
+        source,
+        expected,
+    }
 }
 
 fn lint(source: &str, typescript: bool) -> Vec<Diagnostic> {
-    let path = if typescript { "tool/index.ts" } else { "tool/index.js" };
+    let path = if typescript {
+        "tool/index.ts"
+    } else {
+        "tool/index.js"
+    };
     lint_entry(Path::new(path), source, typescript)
 }
 
@@ -35,7 +57,9 @@ fn run_table(cases: &[Case]) {
         let actual: Vec<(Code, Severity, u32, u32)> = found
             .iter()
             .map(|d| {
-                let p = d.position.unwrap_or(crate::diagnostic::Position { line: 0, column: 0 });
+                let p = d
+                    .position
+                    .unwrap_or(crate::diagnostic::Position { line: 0, column: 0 });
                 (d.code, d.severity, p.line, p.column)
             })
             .collect();
@@ -131,16 +155,56 @@ fn valid_entries_have_no_findings() {
     run_table(&[
         js("seed example", SEED_EXAMPLE, &[]),
         ts("typescript syntax", TYPESCRIPT_TOOL, &[]),
-        js("export function", "export function execute() { return { content: [] }; }", &[]),
-        js("export async function", "export async function execute() { return ok(); }", &[]),
-        js("export const arrow", "export const execute = async () => ({ content: [] });", &[]),
-        js("export let function expression", "export let execute = function () { return 1; };", &[]),
-        js("export var arrow with block", "export var execute = async (id, p) => { return { content: [] }; };", &[]),
-        js("export { execute }", "async function execute() { return 1; }\nexport { execute };", &[]),
-        js("export { run as execute }", "async function run() { return 1; }\nexport { run as execute };", &[]),
-        js("export { execute } from", "export { execute } from './impl.js';", &[]),
-        js("export { run as execute } from", "export { run as execute } from './impl.js';", &[]),
-        js("export * from: unknown names", "export * from './impl.js';", &[]),
+        js(
+            "export function",
+            "export function execute() { return { content: [] }; }",
+            &[],
+        ),
+        js(
+            "export async function",
+            "export async function execute() { return ok(); }",
+            &[],
+        ),
+        js(
+            "export const arrow",
+            "export const execute = async () => ({ content: [] });",
+            &[],
+        ),
+        js(
+            "export let function expression",
+            "export let execute = function () { return 1; };",
+            &[],
+        ),
+        js(
+            "export var arrow with block",
+            "export var execute = async (id, p) => { return { content: [] }; };",
+            &[],
+        ),
+        js(
+            "export { execute }",
+            "async function execute() { return 1; }\nexport { execute };",
+            &[],
+        ),
+        js(
+            "export { run as execute }",
+            "async function run() { return 1; }\nexport { run as execute };",
+            &[],
+        ),
+        js(
+            "export { execute } from",
+            "export { execute } from './impl.js';",
+            &[],
+        ),
+        js(
+            "export { run as execute } from",
+            "export { run as execute } from './impl.js';",
+            &[],
+        ),
+        js(
+            "export * from: unknown names",
+            "export * from './impl.js';",
+            &[],
+        ),
         ts(
             "overloads and satisfies",
             "type R = { content: [] };\nexport function execute(a: string): Promise<R>;\n\
@@ -153,7 +217,11 @@ fn valid_entries_have_no_findings() {
              export const execute: Fn = (async () => ({ content: [] })) as Fn;",
             &[],
         ),
-        js("utf-8 and hashbang", "#!/usr/bin/env node\n// héllo wörld\nexport const execute = async () => ({ content: [] });", &[]),
+        js(
+            "utf-8 and hashbang",
+            "#!/usr/bin/env node\n// héllo wörld\nexport const execute = async () => ({ content: [] });",
+            &[],
+        ),
     ]);
 }
 
@@ -161,7 +229,11 @@ fn valid_entries_have_no_findings() {
 fn execute_missing() {
     use Code::{CliEntry, ExecuteMissing};
     run_table(&[
-        js("class pattern", "export class MyTool {\n  async run() {}\n}\n", &[(ExecuteMissing, E, 1, 1)]),
+        js(
+            "class pattern",
+            "export class MyTool {\n  async run() {}\n}\n",
+            &[(ExecuteMissing, E, 1, 1)],
+        ),
         js(
             "default class",
             "import fs from 'node:fs';\nexport default class Tool {}",
@@ -172,35 +244,82 @@ fn execute_missing() {
             "const x = 1;\nexport default async function run() { return x; }",
             &[(ExecuteMissing, E, 2, 1)],
         ),
-        js("default object", "const x = 1;\n\nexport default { x };", &[(ExecuteMissing, E, 3, 1)]),
+        js(
+            "default object",
+            "const x = 1;\n\nexport default { x };",
+            &[(ExecuteMissing, E, 3, 1)],
+        ),
         js(
             "module.exports = { execute }",
             "async function execute() { return 1; }\nmodule.exports = { execute };",
             &[(ExecuteMissing, E, 2, 1)],
         ),
-        js("exports.execute", "exports.execute = async () => ({ content: [] });", &[(ExecuteMissing, E, 1, 1)]),
+        js(
+            "exports.execute",
+            "exports.execute = async () => ({ content: [] });",
+            &[(ExecuteMissing, E, 1, 1)],
+        ),
         js(
             "module.exports.execute",
             "const a = 1;\n  module.exports.execute = async () => a;",
             &[(ExecuteMissing, E, 2, 3)],
         ),
-        js("module.exports = main", "function main() {}\nmodule.exports = main;", &[(ExecuteMissing, E, 2, 1)]),
+        js(
+            "module.exports = main",
+            "function main() {}\nmodule.exports = main;",
+            &[(ExecuteMissing, E, 2, 1)],
+        ),
         js(
             "CLI entry point",
             "async function main() {}\nif (require.main === module) {\n  main();\n}",
             &[(ExecuteMissing, E, 2, 5)],
         ),
-        js("CLI entry point, reversed ==", "function main() {}\nif (module == require.main) main();", &[(ExecuteMissing, E, 2, 5)]),
+        js(
+            "CLI entry point, reversed ==",
+            "function main() {}\nif (module == require.main) main();",
+            &[(ExecuteMissing, E, 2, 5)],
+        ),
         js(
             "class wins over CLI, which still warns",
             "export class T {}\nif (require.main === module) {}",
             &[(ExecuteMissing, E, 1, 1), (CliEntry, W, 2, 5)],
         ),
-        js("nothing exported", "const x = 1;", &[(ExecuteMissing, E, 1, 1)]),
+        js(
+            "import.meta.main",
+            "async function main() {}\nif (import.meta.main) await main();",
+            &[(ExecuteMissing, E, 2, 5)],
+        ),
+        ts(
+            "TypeScript export =",
+            "const run = async () => 1;\nexport = { execute: run };",
+            &[(ExecuteMissing, E, 2, 1)],
+        ),
+        js(
+            "default identifier",
+            "async function run() {}\nexport default run;",
+            &[(ExecuteMissing, E, 2, 1)],
+        ),
+        js(
+            "nothing exported",
+            "const x = 1;",
+            &[(ExecuteMissing, E, 1, 1)],
+        ),
         js("empty file", "", &[(ExecuteMissing, E, 1, 1)]),
-        js("other named export", "export function run() { return 1; }", &[(ExecuteMissing, E, 1, 1)]),
-        ts("type-only export", "type execute = string;\nexport type { execute };", &[(ExecuteMissing, E, 1, 1)]),
-        ts("declare function", "export declare function execute(): void;", &[(ExecuteMissing, E, 1, 1)]),
+        js(
+            "other named export",
+            "export function run() { return 1; }",
+            &[(ExecuteMissing, E, 1, 1)],
+        ),
+        ts(
+            "type-only export",
+            "type execute = string;\nexport type { execute };",
+            &[(ExecuteMissing, E, 1, 1)],
+        ),
+        ts(
+            "declare function",
+            "export declare function execute(): void;",
+            &[(ExecuteMissing, E, 1, 1)],
+        ),
     ]);
 }
 
@@ -213,16 +332,37 @@ fn execute_missing_messages_name_what_was_found() {
     };
     let m = message("export class MyTool {\n  async run() {}\n}\n");
     assert!(m.contains("class pattern `export class MyTool`"), "{m}");
-    assert!(m.contains("async function execute(toolCallId, params, signal, onUpdate)"), "{m}");
+    assert!(
+        m.contains("async function execute(toolCallId, params, signal, onUpdate)"),
+        "{m}"
+    );
     let m = message("exports.execute = async () => 1;");
     assert!(m.contains("CommonJS export `exports.execute = ...`"), "{m}");
     assert!(m.contains("export async function execute"), "{m}");
     let m = message("module.exports = { execute: run };\nfunction run() {}");
-    assert!(m.contains("CommonJS export `module.exports = { execute }`"), "{m}");
+    assert!(
+        m.contains("CommonJS export `module.exports = { execute }`"),
+        "{m}"
+    );
     let m = message("export default function run() {}");
-    assert!(m.contains("default export `export default function run`; name it `execute`"), "{m}");
+    assert!(
+        m.contains("default export `export default function run`; name it `execute`"),
+        "{m}"
+    );
+    let m = message("function run() {}\nexport default run;");
+    assert!(
+        m.contains("`export default run`; export it by name instead: `export { run as execute }`"),
+        "{m}"
+    );
+    let m = message("export default { run() {} };");
+    assert!(m.contains("default export `export default { ... }`"), "{m}");
+    let m = message("exports[name] = 1;");
+    assert!(m.contains("CommonJS export `exports[...] = ...`"), "{m}");
     let m = message("if (require.main === module) {}");
-    assert!(m.contains("CLI entry point `require.main === module`"), "{m}");
+    assert!(
+        m.contains("CLI entry point `require.main === module`"),
+        "{m}"
+    );
     let m = message("const x = 1;");
     assert!(m.starts_with("no named `execute` export"), "{m}");
 }
@@ -240,10 +380,26 @@ fn cli_entry_next_to_execute_is_a_warning() {
             "export const execute = async () => 1;\nfunction f() {\n  if (module !== require.main) return;\n}",
             &[(Code::CliEntry, W, 3, 7)],
         ),
-        js("export * and CLI", "export * from './x.js';\nif (require.main == module) {}", &[(Code::CliEntry, W, 2, 5)]),
+        js(
+            "import.meta.main",
+            "export const execute = async () => 1;\nif (import.meta.main) console.log(await execute());",
+            &[(Code::CliEntry, W, 2, 5)],
+        ),
+        js(
+            "export * and CLI",
+            "export * from './x.js';\nif (require.main == module) {}",
+            &[(Code::CliEntry, W, 2, 5)],
+        ),
     ]);
-    let found = lint("export async function execute() { return 1; }\nif (require.main === module) {}", false);
-    assert!(found[0].message.contains("never runs inside Toolhost"), "{}", found[0].message);
+    let found = lint(
+        "export async function execute() { return 1; }\nif (require.main === module) {}",
+        false,
+    );
+    assert!(
+        found[0].message.contains("never runs inside Toolhost"),
+        "{}",
+        found[0].message
+    );
 }
 
 #[test]
@@ -260,14 +416,25 @@ fn bun_apis() {
             "Bun outside execute, computed, bare and optional",
             "const env = Bun.env;\nconst sp = Bun['spawn'];\nconst b = Bun;\nBun?.serve({});\n\
              export const execute = async () => 1;",
-            &[(BunApi, E, 1, 13), (BunApi, E, 2, 12), (BunApi, E, 3, 11), (BunApi, E, 4, 1)],
+            &[
+                (BunApi, E, 1, 13),
+                (BunApi, E, 2, 12),
+                (BunApi, E, 3, 11),
+                (BunApi, E, 4, 1),
+            ],
         ),
         js(
             "Bun modules",
             "import { $ } from 'bun';\nimport { Database } from 'bun:sqlite';\nconst b = require('bun');\n\
              export { x } from 'bun:test';\nconst m = await import('bun:ffi');\n\
              export async function execute() { return 1; }",
-            &[(BunApi, E, 1, 19), (BunApi, E, 2, 26), (BunApi, E, 3, 19), (BunApi, E, 4, 19), (BunApi, E, 5, 24)],
+            &[
+                (BunApi, E, 1, 19),
+                (BunApi, E, 2, 26),
+                (BunApi, E, 3, 19),
+                (BunApi, E, 4, 19),
+                (BunApi, E, 5, 24),
+            ],
         ),
         js(
             "local Bun binding",
@@ -279,8 +446,16 @@ fn bun_apis() {
             "export async function execute(_id, { Bun }) { return Bun.sleep(1); }",
             &[],
         ),
-        js("typeof Bun feature check", "export async function execute() { if (typeof Bun !== 'undefined') {} return 1; }", &[]),
-        js("other modules", "import x from 'bunyan';\nimport y from 'node:fs';\nexport const execute = () => 1;", &[]),
+        js(
+            "typeof Bun feature check",
+            "export async function execute() { if (typeof Bun !== 'undefined') {} return 1; }",
+            &[],
+        ),
+        js(
+            "other modules",
+            "import x from 'bunyan';\nimport y from 'node:fs';\nexport const execute = () => 1;",
+            &[],
+        ),
         ts(
             "type-only uses are erased",
             "import type { BunFile } from 'bun';\nlet f: Bun.BunFile | undefined;\ntype T = typeof Bun;\n\
@@ -292,7 +467,11 @@ fn bun_apis() {
             "declare const Bun: any;\nexport async function execute() { return Bun.file('x'); }",
             &[(BunApi, E, 2, 42)],
         ),
-        ts("import = require", "import bun = require('bun');\nexport const execute = () => 1;", &[(BunApi, E, 1, 22)]),
+        ts(
+            "import = require",
+            "import bun = require('bun');\nexport const execute = () => 1;",
+            &[(BunApi, E, 1, 22)],
+        ),
         js(
             "columns count characters, not bytes",
             "const s = 'ééé'; Bun.sleep(1);\nexport const execute = () => 1;",
@@ -322,7 +501,10 @@ fn bun_messages_name_the_node_equivalent() {
     assert_eq!(messages.len(), expected.len(), "{messages:?}");
     for (message, (api, alternative)) in messages.iter().zip(expected) {
         assert!(message.starts_with(api), "{message}");
-        assert!(message.contains("throws ReferenceError in Node.js"), "{message}");
+        assert!(
+            message.contains("throws ReferenceError in Node.js"),
+            "{message}"
+        );
         assert!(message.contains(alternative), "{message}");
     }
 }
@@ -358,13 +540,21 @@ fn console_output_without_return() {
             "export async function execute() {\n  [1].forEach((x) => console.log(x));\n}",
             &[],
         ),
-        js("bare return", "export function execute() {\n  console.error('x');\n  return;\n}", &[(ConsoleOutput, E, 2, 3)]),
+        js(
+            "bare return",
+            "export function execute() {\n  console.error('x');\n  return;\n}",
+            &[(ConsoleOutput, E, 2, 3)],
+        ),
         js(
             "first console call is reported",
             "export function execute() {\n  const a = 1;\n  console.debug(a); console.log(a);\n}",
             &[(ConsoleOutput, E, 3, 3)],
         ),
-        js("expression-bodied arrow returns", "export const execute = async () => (console.log('x'), { content: [] });", &[]),
+        js(
+            "expression-bodied arrow returns",
+            "export const execute = async () => (console.log('x'), { content: [] });",
+            &[],
+        ),
         js(
             "block arrow",
             "export const execute = async () => {\n  console.debug('x');\n};",
@@ -385,10 +575,21 @@ fn console_output_without_return() {
             "const execute = async () => {\n  console.log('x');\n};\nexport { execute };",
             &[(ConsoleOutput, E, 2, 3)],
         ),
-        js("shadowed console", "export function execute(console) {\n  console.log('x');\n}", &[]),
-        js("other console methods", "export function execute() {\n  console.table([]);\n}", &[]),
+        js(
+            "shadowed console",
+            "export function execute(console) {\n  console.log('x');\n}",
+            &[],
+        ),
+        js(
+            "other console methods",
+            "export function execute() {\n  console.table([]);\n}",
+            &[],
+        ),
     ]);
-    let found = lint("export async function execute(_id, params) {\n  console.log('result');\n}", false);
+    let found = lint(
+        "export async function execute(_id, params) {\n  console.log('result');\n}",
+        false,
+    );
     assert_eq!(
         found[0].message,
         "`console.log` output never reaches the agent and `execute` returns nothing; \
@@ -403,7 +604,7 @@ fn throw_in_execute() {
         js(
             "throw at top of execute",
             "export async function execute(_id, params) {\n  if (!params.q) throw new Error('q');\n  return ok();\n}",
-            &[(ThrowInExecute, W, 2, 17)],
+            &[(ThrowInExecute, W, 2, 18)],
         ),
         js(
             "throw inside try is handled",
@@ -453,15 +654,32 @@ fn syntax_errors_stop_other_lints() {
         js(
             "unclosed parameters",
             "export async function execute( {\n  Bun.file('x');\n",
-            &[(EntrySyntax, E, 3, 1)],
+            &[(EntrySyntax, E, 2, 6)],
         ),
-        js("stray token", "const a = ;\nconsole.log(Bun.sleep(1));", &[(EntrySyntax, E, 1, 11)]),
-        ts("type syntax in a .ts file is fine", "let a: number = 1;\nexport const execute = () => a;", &[]),
-        js("type syntax in a .js file is not", "let a: number = 1;\nexport const execute = () => a;", &[(EntrySyntax, E, 1, 6)]),
+        js(
+            "stray token",
+            "const a = ;\nconsole.log(Bun.sleep(1));",
+            &[(EntrySyntax, E, 1, 11)],
+        ),
+        ts(
+            "type syntax in a .ts file is fine",
+            "let a: number = 1;\nexport const execute = () => a;",
+            &[],
+        ),
+        js(
+            "type syntax in a .js file is not",
+            "let a: number = 1;\nexport const execute = () => a;",
+            &[(EntrySyntax, E, 1, 6)],
+        ),
         js(
             "redeclaration found by semantic analysis",
             "let a = 1;\nlet a = 2;\nexport const execute = () => a;",
             &[(EntrySyntax, E, 1, 5)],
+        ),
+        js(
+            "every error is reported",
+            "const a = 1\nconst a = 2\nconst b = 3\nconst b = 4\nexport const execute = () => a + b;",
+            &[(EntrySyntax, E, 1, 7), (EntrySyntax, E, 3, 7)],
         ),
     ]);
     let found = lint("const a = ;", false);
@@ -472,8 +690,16 @@ fn syntax_errors_stop_other_lints() {
 fn commonjs_files_parse_as_scripts_when_they_must() {
     // `with` and top-level `return` are not valid in a module but are in CommonJS.
     run_table(&[
-        js("with statement", "with (obj) {}\nexports.execute = 1;", &[(Code::ExecuteMissing, E, 2, 1)]),
-        js("top-level return", "if (x) return;\nmodule.exports = { run };", &[(Code::ExecuteMissing, E, 2, 1)]),
+        js(
+            "with statement",
+            "with (obj) {}\nexports.execute = 1;",
+            &[(Code::ExecuteMissing, E, 2, 1)],
+        ),
+        js(
+            "top-level return",
+            "if (x) return;\nmodule.exports = { run };",
+            &[(Code::ExecuteMissing, E, 2, 1)],
+        ),
         js(
             "require of bun in CommonJS",
             "const { file } = require('bun');\nmodule.exports.execute = async () => file('x');",
@@ -488,24 +714,41 @@ fn diagnostics_carry_the_path_and_are_sorted() {
                   if (require.main === module) {}";
     let found = lint_entry(Path::new("x/index.js"), source, false);
     assert!(found.iter().all(|d| d.path == Path::new("x/index.js")));
-    let keys: Vec<_> = found.iter().map(|d| (d.position, d.severity, d.code)).collect();
+    let keys: Vec<_> = found
+        .iter()
+        .map(|d| (d.position, d.severity, d.code))
+        .collect();
     let mut sorted = keys.clone();
     sorted.sort();
     assert_eq!(keys, sorted);
     let codes: Vec<Code> = found.iter().map(|d| d.code).collect();
     assert_eq!(
         codes,
-        [Code::BunApi, Code::ConsoleOutput, Code::BunApi, Code::ThrowInExecute, Code::CliEntry]
+        [
+            Code::BunApi,
+            Code::ConsoleOutput,
+            Code::BunApi,
+            Code::ThrowInExecute,
+            Code::CliEntry
+        ]
     );
 }
 
 #[test]
 fn never_panics_on_truncated_sources() {
-    for (source, typescript) in [(TYPESCRIPT_TOOL, true), (TYPESCRIPT_TOOL, false), (SEED_EXAMPLE, false)] {
+    for (source, typescript) in [
+        (TYPESCRIPT_TOOL, true),
+        (TYPESCRIPT_TOOL, false),
+        (SEED_EXAMPLE, false),
+    ] {
         for i in 0..source.len() {
             if source.is_char_boundary(i) {
                 let found = lint_entry(Path::new("t/index.ts"), &source[..i], typescript);
-                assert!(found.iter().all(|d| d.position.is_some()));
+                assert!(
+                    found
+                        .iter()
+                        .all(|d| d.position.is_some() && d.message != ANALYSIS_FAILED)
+                );
             }
         }
     }
@@ -530,9 +773,31 @@ fn never_panics_on_odd_inputs() {
     ];
     for source in odd {
         for typescript in [false, true] {
-            let _ = lint_entry(Path::new("t/index.js"), source, typescript);
+            let found = lint_entry(Path::new("t/index.js"), source, typescript);
+            assert!(
+                found.iter().all(|d| d.message != ANALYSIS_FAILED),
+                "{source:?}: {found:?}"
+            );
         }
     }
-    let deep = "[".repeat(5000);
-    let _ = lint_entry(Path::new("t/index.js"), &deep, false);
+}
+
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    for (open, close) in [("[", "]"), ("(", ")"), ("{", "}"), ("(() => ", ")")] {
+        let source = format!(
+            "export const execute = () => {}1{};",
+            open.repeat(3000),
+            close.repeat(3000)
+        );
+        let found = lint_entry(Path::new("t/index.js"), &source, false);
+        assert!(found.is_empty(), "{open}: {found:?}");
+        let truncated = open.repeat(5000);
+        let found = lint_entry(Path::new("t/index.js"), &truncated, false);
+        assert!(
+            found
+                .iter()
+                .all(|d| d.code == Code::EntrySyntax && d.message != ANALYSIS_FAILED)
+        );
+    }
 }
