@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -23,8 +23,16 @@ pub struct Tool {
     pub root_index: usize,
     /// Identifies this version of TOOL.md (and which entry file exists).
     pub hash: ContentHash,
-    /// Built once at load: every call validates against it.
-    pub input_schema: Value,
+    /// Built on first use, then kept: every call validates against it.
+    pub(crate) input_schema: OnceLock<Value>,
+}
+
+impl Tool {
+    /// The JSON Schema of the tool's parameters.
+    pub fn input_schema(&self) -> &Value {
+        self.input_schema
+            .get_or_init(|| self.manifest.input_schema())
+    }
 }
 
 /// The definition that wins for a name, and the folders it overrides.
@@ -98,7 +106,11 @@ impl Catalog {
         };
         for (i, name, entry) in loaded {
             if let Some(tool) = &entry.tool {
-                catalog.by_name.entry(tool.manifest.name.clone()).or_default().insert((i, name.clone()));
+                catalog
+                    .by_name
+                    .entry(tool.manifest.name.clone())
+                    .or_default()
+                    .insert((i, name.clone()));
             }
             catalog.folders[i].insert(name, entry);
         }
@@ -146,7 +158,10 @@ impl Catalog {
 
     /// Re-reads the given folders (by root index and folder name) and returns what changed
     /// in the served view. Folders whose content hash is unchanged cost one read and a stat.
-    pub fn rescan_folders(&mut self, keys: impl IntoIterator<Item = (usize, String)>) -> Vec<CatalogEvent> {
+    pub fn rescan_folders(
+        &mut self,
+        keys: impl IntoIterator<Item = (usize, String)>,
+    ) -> Vec<CatalogEvent> {
         let mut affected = BTreeSet::new();
         for (i, name) in keys {
             if i < self.roots.len() {
@@ -173,7 +188,9 @@ impl Catalog {
     }
 
     pub fn rescan_all(&mut self) -> Vec<CatalogEvent> {
-        (0..self.roots.len()).flat_map(|i| self.rescan_root(i)).collect()
+        (0..self.roots.len())
+            .flat_map(|i| self.rescan_root(i))
+            .collect()
     }
 
     fn rescan_one(&mut self, i: usize, folder_name: &str, affected: &mut BTreeSet<String>) {
@@ -215,9 +232,15 @@ impl Catalog {
     fn resolve_all_of(&mut self, names: BTreeSet<String>) -> Vec<CatalogEvent> {
         let mut events = Vec::new();
         for name in names {
-            let before = self.resolved.get(&name).map(|r| (r.tool.dir.clone(), r.tool.hash));
+            let before = self
+                .resolved
+                .get(&name)
+                .map(|r| (r.tool.dir.clone(), r.tool.hash));
             self.resolve(&name);
-            let after = self.resolved.get(&name).map(|r| (r.tool.dir.clone(), r.tool.hash));
+            let after = self
+                .resolved
+                .get(&name)
+                .map(|r| (r.tool.dir.clone(), r.tool.hash));
             let kind = match (before, after) {
                 (None, Some(_)) => EventKind::Added,
                 (Some(_), None) => EventKind::Removed,
@@ -245,8 +268,10 @@ impl Catalog {
             while let Some((_, next)) = keys.next_if(|(r, _)| r == root) {
                 same_root.push(next);
             }
-            let tools: Vec<&Arc<Tool>> =
-                same_root.iter().filter_map(|f| self.folders[*root].get(*f).and_then(|e| e.tool.as_ref())).collect();
+            let tools: Vec<&Arc<Tool>> = same_root
+                .iter()
+                .filter_map(|f| self.folders[*root].get(*f).and_then(|e| e.tool.as_ref()))
+                .collect();
             match tools.as_slice() {
                 [] => {}
                 [one] => candidates.push(Arc::clone(one)),
@@ -261,7 +286,13 @@ impl Catalog {
         }
         if let Some(winner) = candidates.pop() {
             let shadows = candidates.iter().map(|t| t.dir.clone()).collect();
-            self.resolved.insert(name.to_string(), ResolvedTool { tool: winner, shadows });
+            self.resolved.insert(
+                name.to_string(),
+                ResolvedTool {
+                    tool: winner,
+                    shadows,
+                },
+            );
         }
     }
 }
@@ -286,5 +317,10 @@ pub(crate) fn duplicate_diagnostics(name: &str, dirs: &[&Path]) -> Vec<Diagnosti
 }
 
 pub(crate) fn unreadable_root(path: &Path, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error(path, None, Code::RootUnreadable, format!("cannot list tool root: {e}"))
+    Diagnostic::error(
+        path,
+        None,
+        Code::RootUnreadable,
+        format!("cannot list tool root: {e}"),
+    )
 }

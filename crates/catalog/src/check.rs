@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
-use toolhost_spec::{Code, Diagnostic, Language, Severity, LoadOptions, TOOL_MD, load_folder};
+use toolhost_spec::{Code, Diagnostic, Language, LoadOptions, Severity, TOOL_MD, load_folder};
 
 use crate::catalog::{duplicate_diagnostics, unreadable_root};
 use crate::folder::list_tool_dirs;
@@ -35,7 +35,10 @@ impl CheckReport {
 /// True when `path` looks like one tool folder rather than a root of them.
 pub fn is_tool_folder(path: &Path) -> bool {
     path.join(TOOL_MD).exists()
-        || Language::ALL.iter().flat_map(|l| l.entry_candidates()).any(|f| path.join(f).is_file())
+        || Language::ALL
+            .iter()
+            .flat_map(|l| l.entry_candidates())
+            .any(|f| path.join(f).is_file())
 }
 
 /// Checks one tool folder. Named explicitly, a folder without TOOL.md is an error.
@@ -67,8 +70,10 @@ pub fn check_root(root: &Path) -> CheckReport {
             return report;
         }
     };
-    let loaded: Vec<_> =
-        dirs.into_par_iter().map(|(_, dir)| (load_folder(&dir, LoadOptions { lint: true }), dir)).collect();
+    let loaded: Vec<_> = dirs
+        .into_par_iter()
+        .map(|(_, dir)| (load_folder(&dir, LoadOptions { lint: true }), dir))
+        .collect();
     let mut by_name: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     for (folder, dir) in loaded {
         if let Some((m, _)) = folder.tool() {
@@ -78,17 +83,28 @@ pub fn check_root(root: &Path) -> CheckReport {
     }
     for (name, dirs) in by_name.iter().filter(|(_, d)| d.len() > 1) {
         let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-        report.diagnostics.extend(duplicate_diagnostics(name, &dirs));
-        for f in report.folders.iter_mut().filter(|f| dirs.contains(&f.path.as_path())) {
+        report
+            .diagnostics
+            .extend(duplicate_diagnostics(name, &dirs));
+        for f in report
+            .folders
+            .iter_mut()
+            .filter(|f| dirs.contains(&f.path.as_path()))
+        {
             f.ok = false;
         }
     }
-    report.diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    report
+        .diagnostics
+        .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     report
 }
 
 fn add_folder(report: &mut CheckReport, dir: &Path, folder: toolhost_spec::FolderReport) {
-    let is_tool = folder.diagnostics.iter().all(|d| d.code != Code::ToolMdMissing);
+    let is_tool = folder
+        .diagnostics
+        .iter()
+        .all(|d| d.code != Code::ToolMdMissing);
     if is_tool {
         report.folders.push(CheckedFolder {
             name: folder.manifest.as_ref().map(|m| m.name.clone()),

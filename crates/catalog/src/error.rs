@@ -17,7 +17,13 @@ pub enum CatalogError {
     #[error("invalid user {0:?}: expected an email address without `/`, `\\` or a leading `.`")]
     InvalidUser(String),
     #[error("cannot read tool root {path}: {source}")]
-    ReadRoot { path: PathBuf, source: std::io::Error },
+    ReadRoot {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot watch {path}: {source}")]
-    Watch { path: PathBuf, source: notify::Error },
+    Watch {
+        path: PathBuf,
+        source: notify::Error,
+    },
 }

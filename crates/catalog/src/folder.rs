@@ -1,7 +1,7 @@
 //! Loading one tool folder for the catalog.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use toolhost_spec::{Diagnostic, LoadOptions, TOOL_MD, inspect_folder};
 
@@ -18,23 +18,33 @@ pub(crate) struct FolderEntry {
 /// Reads TOOL.md (only: entry files load lazily, on first call) and checks the entry exists.
 pub(crate) fn load(root: &Path, root_index: usize, dir: &Path) -> FolderEntry {
     let bytes = std::fs::read(dir.join(TOOL_MD));
-    let report = inspect_folder(dir, bytes.as_deref().map_err(|e| std::io::Error::new(e.kind(), e.to_string())), LoadOptions::default());
+    let mut report = inspect_folder(
+        dir,
+        bytes
+            .as_deref()
+            .map_err(|e| std::io::Error::new(e.kind(), e.to_string())),
+        LoadOptions::default(),
+    );
     let hash = ContentHash::of_definition(
         bytes.as_deref().unwrap_or_default(),
         report.entry.as_ref().map(|e| e.file_name),
     );
-    let tool = report.tool().map(|(manifest, entry)| {
+    let tool = report.take_tool().map(|(manifest, entry)| {
         Arc::new(Tool {
-            input_schema: manifest.input_schema(),
-            manifest: manifest.clone(),
-            entry: entry.clone(),
+            manifest,
+            entry,
             dir: dir.to_path_buf(),
             root: root.to_path_buf(),
             root_index,
             hash,
+            input_schema: OnceLock::new(),
         })
     });
-    FolderEntry { hash, diagnostics: report.diagnostics, tool }
+    FolderEntry {
+        hash,
+        diagnostics: report.diagnostics,
+        tool,
+    }
 }
 
 /// The immediate subfolders of a root that may be tools, sorted by name. Hidden folders

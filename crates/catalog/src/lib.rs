@@ -6,8 +6,8 @@
 //! re-scans and publishes [`CatalogEvent`]s. [`sync`] is the seed's version-based copy of
 //! seed tools into a data directory, made atomic.
 
-pub mod check;
 mod catalog;
+pub mod check;
 mod error;
 mod folder;
 mod hash;

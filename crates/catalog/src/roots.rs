@@ -48,15 +48,27 @@ impl RootsConfig {
             let roots = self
                 .tools_dirs
                 .iter()
-                .map(|p| existing_dir(p).map(|path| Root { path, origin: RootOrigin::Flag }))
+                .map(|p| {
+                    existing_dir(p).map(|path| Root {
+                        path,
+                        origin: RootOrigin::Flag,
+                    })
+                })
                 .collect::<Result<_, _>>()?;
             return Ok((roots, warnings));
         }
-        if let Some(env) = self.env_tools_dirs.as_deref().filter(|s| !s.trim().is_empty()) {
+        if let Some(env) = self
+            .env_tools_dirs
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+        {
             let mut roots = Vec::new();
             for part in env.split(':').filter(|p| !p.is_empty()) {
                 match existing_dir(Path::new(part)) {
-                    Ok(path) => roots.push(Root { path, origin: RootOrigin::Env }),
+                    Ok(path) => roots.push(Root {
+                        path,
+                        origin: RootOrigin::Env,
+                    }),
                     Err(e) => warnings.push(format!("PI_TOOLS_DIRS: skipping {part}: {e}")),
                 }
             }
@@ -71,15 +83,24 @@ impl RootsConfig {
         if !data.is_dir() {
             return Err(CatalogError::MissingData(data.clone()));
         }
-        let mut roots = vec![Root { path: data.join("tools"), origin: RootOrigin::DataGlobal }];
+        let mut roots = vec![Root {
+            path: data.join("tools"),
+            origin: RootOrigin::DataGlobal,
+        }];
         if let Some(user) = &self.user {
             validate_user(user)?;
-            roots.push(Root { path: data.join(user).join("tools"), origin: RootOrigin::DataUser { user: user.clone() } });
+            roots.push(Root {
+                path: data.join(user).join("tools"),
+                origin: RootOrigin::DataUser { user: user.clone() },
+            });
         }
         roots.retain(|r| {
             let exists = r.path.is_dir();
             if !exists {
-                warnings.push(format!("{} does not exist yet (no tools there)", r.path.display()));
+                warnings.push(format!(
+                    "{} does not exist yet (no tools there)",
+                    r.path.display()
+                ));
             }
             exists
         });
@@ -102,7 +123,11 @@ pub fn validate_user(user: &str) -> Result<(), CatalogError> {
         && !user.starts_with('.')
         && !user.contains(['/', '\\', '\0'])
         && !user.chars().any(char::is_control);
-    if ok { Ok(()) } else { Err(CatalogError::InvalidUser(user.to_string())) }
+    if ok {
+        Ok(())
+    } else {
+        Err(CatalogError::InvalidUser(user.to_string()))
+    }
 }
 
 #[cfg(test)]
@@ -128,14 +153,30 @@ mod tests {
             data: Some(dir.path().into()),
             user: None,
         };
-        assert_eq!(cfg.resolve().unwrap().0, vec![Root { path: a.clone(), origin: RootOrigin::Flag }]);
-        let cfg = RootsConfig { tools_dirs: vec![], ..cfg };
+        assert_eq!(
+            cfg.resolve().unwrap().0,
+            vec![Root {
+                path: a.clone(),
+                origin: RootOrigin::Flag
+            }]
+        );
+        let cfg = RootsConfig {
+            tools_dirs: vec![],
+            ..cfg
+        };
         assert!(matches!(cfg.resolve(), Err(CatalogError::NoRoots)));
-        let cfg = RootsConfig { env_tools_dirs: Some(format!("{}:/nope", a.display())), ..cfg };
+        let cfg = RootsConfig {
+            env_tools_dirs: Some(format!("{}:/nope", a.display())),
+            ..cfg
+        };
         let (roots, warnings) = cfg.resolve().unwrap();
         assert_eq!(roots.len(), 1);
         assert_eq!(warnings.len(), 1);
-        let cfg = RootsConfig { env_tools_dirs: None, user: Some("u@x".into()), ..cfg };
+        let cfg = RootsConfig {
+            env_tools_dirs: None,
+            user: Some("u@x".into()),
+            ..cfg
+        };
         std::fs::create_dir_all(dir.path().join("tools")).unwrap();
         std::fs::create_dir_all(dir.path().join("u@x/tools")).unwrap();
         let (roots, _) = cfg.resolve().unwrap();

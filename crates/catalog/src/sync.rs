@@ -80,18 +80,34 @@ pub fn sync(seed: &Path, target: &Path, opts: &SyncOptions) -> Result<Vec<SyncIt
         return Err(SyncError::MissingSeed(seed.to_path_buf()));
     }
     if !opts.dry_run {
-        fs::create_dir_all(target).map_err(|source| SyncError::CreateTarget { path: target.to_path_buf(), source })?;
-        recover(target).map_err(|source| SyncError::Read { path: target.to_path_buf(), source })?;
+        fs::create_dir_all(target).map_err(|source| SyncError::CreateTarget {
+            path: target.to_path_buf(),
+            source,
+        })?;
+        recover(target).map_err(|source| SyncError::Read {
+            path: target.to_path_buf(),
+            source,
+        })?;
     }
-    let folders = crate::folder::list_tool_dirs(seed).map_err(|source| SyncError::Read { path: seed.to_path_buf(), source })?;
-    Ok(folders.into_iter().map(|(folder, dir)| sync_one(&folder, &dir, &target.join(&folder), opts)).collect())
+    let folders = crate::folder::list_tool_dirs(seed).map_err(|source| SyncError::Read {
+        path: seed.to_path_buf(),
+        source,
+    })?;
+    Ok(folders
+        .into_iter()
+        .map(|(folder, dir)| sync_one(&folder, &dir, &target.join(&folder), opts))
+        .collect())
 }
 
 fn sync_one(folder: &str, seed_dir: &Path, target_dir: &Path, opts: &SyncOptions) -> SyncItem {
     let report = load_folder(seed_dir, LoadOptions::default());
     let target_exists = target_dir.is_dir();
-    let target_version =
-        target_exists.then(|| fs::read(target_dir.join(TOOL_MD)).ok().and_then(|b| peek_version(&b)).unwrap_or(0));
+    let target_version = target_exists.then(|| {
+        fs::read(target_dir.join(TOOL_MD))
+            .ok()
+            .and_then(|b| peek_version(&b))
+            .unwrap_or(0)
+    });
     let mut item = SyncItem {
         name: folder.to_string(),
         folder: folder.to_string(),
@@ -102,7 +118,8 @@ fn sync_one(folder: &str, seed_dir: &Path, target_dir: &Path, opts: &SyncOptions
         diagnostics: Vec::new(),
     };
     let Some((manifest, _)) = report.tool() else {
-        item.notes.push("seed folder is not a valid tool; run `toolhost check` on it".into());
+        item.notes
+            .push("seed folder is not a valid tool; run `toolhost check` on it".into());
         item.diagnostics = report.diagnostics;
         return item;
     };
@@ -113,7 +130,9 @@ fn sync_one(folder: &str, seed_dir: &Path, target_dir: &Path, opts: &SyncOptions
         Some(t) if manifest.version < t => SyncAction::KeptNewer,
         _ => SyncAction::Copied,
     };
-    if item.action == SyncAction::UpToDate && folder_digest(seed_dir).ok() != folder_digest(target_dir).ok() {
+    if item.action == SyncAction::UpToDate
+        && folder_digest(seed_dir).ok() != folder_digest(target_dir).ok()
+    {
         item.notes.push(format!(
             "content differs from the target at the same version {}: bump `version` in the seed's TOOL.md to ship the change",
             manifest.version
@@ -122,7 +141,8 @@ fn sync_one(folder: &str, seed_dir: &Path, target_dir: &Path, opts: &SyncOptions
     if item.action == SyncAction::Copied && !opts.dry_run {
         if let Err(e) = replace_atomically(seed_dir, target_dir, opts.fault.as_deref()) {
             item.action = SyncAction::Failed;
-            item.notes.push(format!("copy failed, target left as it was: {e}"));
+            item.notes
+                .push(format!("copy failed, target left as it was: {e}"));
         }
     }
     item
@@ -130,12 +150,19 @@ fn sync_one(folder: &str, seed_dir: &Path, target_dir: &Path, opts: &SyncOptions
 
 static STAGING_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn replace_atomically(seed_dir: &Path, target_dir: &Path, fault: Option<&(dyn Fn(&Path) -> io::Result<()> + Send + Sync)>) -> io::Result<()> {
-    let parent = target_dir.parent().ok_or_else(|| io::Error::other("target has no parent"))?;
+fn replace_atomically(
+    seed_dir: &Path,
+    target_dir: &Path,
+    fault: Option<&(dyn Fn(&Path) -> io::Result<()> + Send + Sync)>,
+) -> io::Result<()> {
+    let parent = target_dir
+        .parent()
+        .ok_or_else(|| io::Error::other("target has no parent"))?;
     let name = file_name(target_dir)?;
     let n = STAGING_COUNTER.fetch_add(1, Ordering::Relaxed);
     let staging = parent.join(format!("{STAGING_PREFIX}{name}.{}.{n}", std::process::id()));
-    let result = copy_tree(seed_dir, &staging, fault).and_then(|()| swap_in(&staging, target_dir, parent, name));
+    let result = copy_tree(seed_dir, &staging, fault)
+        .and_then(|()| swap_in(&staging, target_dir, parent, name));
     // On success `staging` holds the old version (or nothing); on failure, a partial copy.
     let _ = remove_any(&staging);
     result
@@ -146,9 +173,19 @@ fn swap_in(staging: &Path, target: &Path, parent: &Path, name: &str) -> io::Resu
         fs::rename(staging, target)?;
         return sync_dir(parent);
     }
-    match rustix::fs::renameat_with(rustix::fs::CWD, staging, rustix::fs::CWD, target, rustix::fs::RenameFlags::EXCHANGE) {
+    match rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        staging,
+        rustix::fs::CWD,
+        target,
+        rustix::fs::RenameFlags::EXCHANGE,
+    ) {
         Ok(()) => sync_dir(parent),
-        Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS || e == rustix::io::Errno::OPNOTSUPP => {
+        Err(e)
+            if e == rustix::io::Errno::INVAL
+                || e == rustix::io::Errno::NOSYS
+                || e == rustix::io::Errno::OPNOTSUPP =>
+        {
             // No exchange on this file system: rename aside, then into place. A crash between
             // the two renames leaves the old folder aside, and `recover` restores it.
             let aside = parent.join(format!("{ASIDE_PREFIX}{name}"));
@@ -167,7 +204,9 @@ fn swap_in(staging: &Path, target: &Path, parent: &Path, name: &str) -> io::Resu
 fn recover(target: &Path) -> io::Result<()> {
     for entry in fs::read_dir(target)? {
         let entry = entry?;
-        let Ok(name) = entry.file_name().into_string() else { continue };
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
         if name.starts_with(STAGING_PREFIX) {
             remove_any(&entry.path())?;
         } else if let Some(tool) = name.strip_prefix(ASIDE_PREFIX) {
@@ -182,7 +221,11 @@ fn recover(target: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn copy_tree(from: &Path, to: &Path, fault: Option<&(dyn Fn(&Path) -> io::Result<()> + Send + Sync)>) -> io::Result<()> {
+fn copy_tree(
+    from: &Path,
+    to: &Path,
+    fault: Option<&(dyn Fn(&Path) -> io::Result<()> + Send + Sync)>,
+) -> io::Result<()> {
     fs::create_dir(to)?;
     let mut entries: Vec<_> = fs::read_dir(from)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
@@ -208,7 +251,10 @@ fn copy_tree(from: &Path, to: &Path, fault: Option<&(dyn Fn(&Path) -> io::Result
             } else {
                 "a device"
             };
-            return Err(io::Error::other(format!("{} is {kind}, which a tool folder cannot contain", src.display())));
+            return Err(io::Error::other(format!(
+                "{} is {kind}, which a tool folder cannot contain",
+                src.display()
+            )));
         }
     }
     fs::set_permissions(to, fs::metadata(from)?.permissions())?;
@@ -229,7 +275,9 @@ fn remove_any(path: &Path) -> io::Result<()> {
 }
 
 fn file_name(p: &Path) -> io::Result<&str> {
-    p.file_name().and_then(|n| n.to_str()).ok_or_else(|| io::Error::other(format!("bad folder name {}", p.display())))
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| io::Error::other(format!("bad folder name {}", p.display())))
 }
 
 /// Digest of a folder's files, names, modes and symlink targets, for "same version, other content".

@@ -33,22 +33,37 @@ impl CatalogWatcher {
 pub fn watch(catalog: Arc<RwLock<Catalog>>) -> Result<CatalogWatcher, CatalogError> {
     let roots: Vec<PathBuf> = {
         let c = catalog.read().unwrap_or_else(|e| e.into_inner());
-        c.roots().iter().map(|r| std::path::absolute(&r.path).unwrap_or_else(|_| r.path.clone())).collect()
+        c.roots()
+            .iter()
+            .map(|r| std::path::absolute(&r.path).unwrap_or_else(|_| r.path.clone()))
+            .collect()
     };
     let (tx, rx) = mpsc::channel();
-    let mut watcher = notify::recommended_watcher(tx).map_err(|source| CatalogError::Watch { path: PathBuf::new(), source })?;
+    let mut watcher = notify::recommended_watcher(tx).map_err(|source| CatalogError::Watch {
+        path: PathBuf::new(),
+        source,
+    })?;
     for root in &roots {
         watcher
             .watch(root, RecursiveMode::Recursive)
-            .map_err(|source| CatalogError::Watch { path: root.clone(), source })?;
+            .map_err(|source| CatalogError::Watch {
+                path: root.clone(),
+                source,
+            })?;
     }
     let (events, _) = broadcast::channel(1024);
     let sender = events.clone();
     std::thread::Builder::new()
         .name("catalog-watch".into())
         .spawn(move || run(rx, &roots, &catalog, &sender))
-        .map_err(|e| CatalogError::Watch { path: PathBuf::new(), source: notify::Error::io(e) })?;
-    Ok(CatalogWatcher { _watcher: watcher, events })
+        .map_err(|e| CatalogError::Watch {
+            path: PathBuf::new(),
+            source: notify::Error::io(e),
+        })?;
+    Ok(CatalogWatcher {
+        _watcher: watcher,
+        events,
+    })
 }
 
 #[derive(Default)]
@@ -85,8 +100,15 @@ fn run(
             if pending.everything {
                 c.rescan_all()
             } else {
-                let mut changes: Vec<CatalogEvent> = pending.roots.iter().flat_map(|&i| c.rescan_root(i)).collect();
-                let folders = pending.folders.into_iter().filter(|(i, _)| !pending.roots.contains(i));
+                let mut changes: Vec<CatalogEvent> = pending
+                    .roots
+                    .iter()
+                    .flat_map(|&i| c.rescan_root(i))
+                    .collect();
+                let folders = pending
+                    .folders
+                    .into_iter()
+                    .filter(|(i, _)| !pending.roots.contains(i));
                 changes.extend(c.rescan_folders(folders));
                 changes
             }
@@ -112,6 +134,10 @@ fn note(pending: &mut Pending, roots: &[PathBuf], event: notify::Result<notify::
         pending.everything = true;
         return;
     }
+    // Reads (our own re-scans among them) change nothing.
+    if matches!(event.kind, notify::EventKind::Access(_)) {
+        return;
+    }
     for path in &event.paths {
         match locate(roots, path) {
             Some((i, Some(folder))) => {
@@ -132,7 +158,11 @@ fn locate(roots: &[PathBuf], path: &Path) -> Option<(usize, Option<String>)> {
         .enumerate()
         .filter_map(|(i, r)| path.strip_prefix(r).ok().map(|rest| (i, rest)))
         .max_by_key(|(i, _)| roots[*i].components().count())?;
-    let folder = rest.components().next().and_then(|c| c.as_os_str().to_str()).map(str::to_string);
+    let folder = rest
+        .components()
+        .next()
+        .and_then(|c| c.as_os_str().to_str())
+        .map(str::to_string);
     Some((i, folder))
 }
 
@@ -142,10 +172,19 @@ mod tests {
 
     #[test]
     fn locates_changes_in_the_deepest_root() {
-        let roots = vec![PathBuf::from("/d/tools"), PathBuf::from("/d/tools/x/nested")];
-        assert_eq!(locate(&roots, Path::new("/d/tools/a/TOOL.md")), Some((0, Some("a".into()))));
+        let roots = vec![
+            PathBuf::from("/d/tools"),
+            PathBuf::from("/d/tools/x/nested"),
+        ];
+        assert_eq!(
+            locate(&roots, Path::new("/d/tools/a/TOOL.md")),
+            Some((0, Some("a".into())))
+        );
         assert_eq!(locate(&roots, Path::new("/d/tools")), Some((0, None)));
-        assert_eq!(locate(&roots, Path::new("/d/tools/x/nested/b/index.ts")), Some((1, Some("b".into()))));
+        assert_eq!(
+            locate(&roots, Path::new("/d/tools/x/nested/b/index.ts")),
+            Some((1, Some("b".into())))
+        );
         assert_eq!(locate(&roots, Path::new("/elsewhere/a")), None);
     }
 }

@@ -11,7 +11,10 @@ use toolhost_catalog::{Catalog, CatalogEvent, EventKind, watch};
 use toolhost_spec::Code;
 
 fn ev(kind: EventKind, name: &str) -> CatalogEvent {
-    CatalogEvent { kind, name: name.into() }
+    CatalogEvent {
+        kind,
+        name: name.into(),
+    }
 }
 
 #[test]
@@ -25,7 +28,10 @@ fn later_roots_override_earlier_ones_and_record_what_they_shadow() {
     let names: Vec<_> = c.tools().map(|r| r.tool.manifest.name.as_str()).collect();
     assert_eq!(names, ["web_fetch", "web_search"], "ordered by name");
     let ws = c.get("web_search").unwrap();
-    assert_eq!(ws.tool.dir, u, "the user root wins, even with a lower version");
+    assert_eq!(
+        ws.tool.dir, u,
+        "the user root wins, even with a lower version"
+    );
     assert_eq!(ws.shadows, vec![g]);
     assert_eq!(ws.tool.root_index, 1);
     assert!(c.get("web_fetch").unwrap().shadows.is_empty());
@@ -39,7 +45,11 @@ fn a_duplicate_name_within_one_root_is_an_error_for_both_folders() {
     tool(&b, "one", "dup", 1);
     tool(&b, "two", "dup", 1);
     let c = Catalog::scan(roots(&[&a, &b]));
-    let errors: Vec<_> = c.diagnostics().into_iter().filter(|d| d.code == Code::DuplicateName).collect();
+    let errors: Vec<_> = c
+        .diagnostics()
+        .into_iter()
+        .filter(|d| d.code == Code::DuplicateName)
+        .collect();
     assert_eq!(errors.len(), 2);
     assert!(errors[0].path.ends_with("b/one/TOOL.md") && errors[0].message.contains("b/two"));
     assert!(errors[1].path.ends_with("b/two/TOOL.md") && errors[1].message.contains("b/one"));
@@ -55,7 +65,11 @@ fn broken_and_foreign_folders_are_skipped_with_diagnostics() {
     std::fs::create_dir_all(r.join("no_md")).unwrap();
     std::fs::write(r.join("no_md/index.ts"), common::ENTRY).unwrap();
     std::fs::create_dir_all(r.join("no_entry")).unwrap();
-    std::fs::write(r.join("no_entry/TOOL.md"), "---\nname: no_entry\ndescription: d\nversion: 1\n---\n# x\n").unwrap();
+    std::fs::write(
+        r.join("no_entry/TOOL.md"),
+        "---\nname: no_entry\ndescription: d\nversion: 1\n---\n# x\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(r.join("bad_yaml")).unwrap();
     std::fs::write(r.join("bad_yaml/TOOL.md"), "---\nname: [\n---\n").unwrap();
     std::fs::create_dir_all(r.join(".git")).unwrap();
@@ -63,7 +77,10 @@ fn broken_and_foreign_folders_are_skipped_with_diagnostics() {
     let c = Catalog::scan(roots(&[r]));
     assert_eq!(c.len(), 1);
     let codes: Vec<Code> = c.diagnostics().iter().map(|d| d.code).collect();
-    assert_eq!(codes, [Code::YamlSyntax, Code::EntryMissing, Code::ToolMdMissing]);
+    assert_eq!(
+        codes,
+        [Code::YamlSyntax, Code::EntryMissing, Code::ToolMdMissing]
+    );
 }
 
 #[test]
@@ -89,19 +106,35 @@ fn rescans_touch_only_changed_folders_and_report_events() {
     assert_eq!(c.rescan_folders([(0, "x".to_string())]), vec![]);
     // Edited TOOL.md.
     tool_with(&a, "x", "x", 2, "more docs");
-    assert_eq!(c.rescan_folders([(0, "x".to_string())]), vec![ev(EventKind::Changed, "x")]);
+    assert_eq!(
+        c.rescan_folders([(0, "x".to_string())]),
+        vec![ev(EventKind::Changed, "x")]
+    );
     assert_eq!(c.get("x").unwrap().tool.manifest.version, 2);
     // A new folder in the later root overrides: the served definition changes.
     tool(&b, "x2", "x", 1);
-    assert_eq!(c.rescan_folders([(1, "x2".to_string())]), vec![ev(EventKind::Changed, "x")]);
+    assert_eq!(
+        c.rescan_folders([(1, "x2".to_string())]),
+        vec![ev(EventKind::Changed, "x")]
+    );
     assert_eq!(c.get("x").unwrap().shadows.len(), 1);
     // Renaming a tool is a removal and an addition.
     tool(&b, "y", "z", 1);
-    assert_eq!(c.rescan_folders([(1, "y".to_string())]), vec![ev(EventKind::Removed, "y"), ev(EventKind::Added, "z")]);
+    assert_eq!(
+        c.rescan_folders([(1, "y".to_string())]),
+        vec![ev(EventKind::Removed, "y"), ev(EventKind::Added, "z")]
+    );
     // A folder that breaks is dropped and reported; the rest keeps working.
     std::fs::write(b.join("y/TOOL.md"), "---\nname: z\n").unwrap();
-    assert_eq!(c.rescan_folders([(1, "y".to_string())]), vec![ev(EventKind::Removed, "z")]);
-    assert!(c.diagnostics().iter().any(|d| d.code == Code::FrontmatterUnclosed));
+    assert_eq!(
+        c.rescan_folders([(1, "y".to_string())]),
+        vec![ev(EventKind::Removed, "z")]
+    );
+    assert!(
+        c.diagnostics()
+            .iter()
+            .any(|d| d.code == Code::FrontmatterUnclosed)
+    );
     assert!(c.get("x").is_some());
     // Deleting the overriding folder uncovers the shadowed one.
     std::fs::remove_dir_all(b.join("x2")).unwrap();
@@ -109,7 +142,10 @@ fn rescans_touch_only_changed_folders_and_report_events() {
     assert_eq!(c.get("x").unwrap().tool.dir, a.join("x"));
     // Removing the entry file removes the tool (the hash covers which entry exists).
     std::fs::remove_file(a.join("x/index.ts")).unwrap();
-    assert_eq!(c.rescan_folders([(0, "x".to_string())]), vec![ev(EventKind::Removed, "x")]);
+    assert_eq!(
+        c.rescan_folders([(0, "x".to_string())]),
+        vec![ev(EventKind::Removed, "x")]
+    );
 }
 
 #[test]
@@ -125,7 +161,9 @@ fn watcher_publishes_changes_as_folders_change() {
         loop {
             match rx.try_recv() {
                 Ok(e) => return e,
-                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
                 Err(e) => panic!("no catalog event within 10 s: {e:?}"),
             }
         }

@@ -10,8 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use common::{tool, tool_with};
 use toolhost_catalog::sync::{SyncAction, SyncOptions, folder_digest, sync};
 
-fn actions(items: &[toolhost_catalog::sync::SyncItem]) -> Vec<(&str, SyncAction, Option<u64>, Option<u64>)> {
-    items.iter().map(|i| (i.name.as_str(), i.action, i.seed_version, i.target_version)).collect()
+fn actions(
+    items: &[toolhost_catalog::sync::SyncItem],
+) -> Vec<(&str, SyncAction, Option<u64>, Option<u64>)> {
+    items
+        .iter()
+        .map(|i| (i.name.as_str(), i.action, i.seed_version, i.target_version))
+        .collect()
 }
 
 fn version_of(dir: &Path) -> u64 {
@@ -45,17 +50,30 @@ fn copies_only_when_the_seed_version_is_higher() {
             ("same", SyncAction::UpToDate, Some(2), Some(2)),
         ]
     );
-    assert!(!items[0].diagnostics.is_empty(), "invalid seeds carry their diagnostics");
+    assert!(
+        !items[0].diagnostics.is_empty(),
+        "invalid seeds carry their diagnostics"
+    );
     assert_eq!(version_of(&target.join("fresh")), 1);
     assert_eq!(version_of(&target.join("newer")), 3);
     assert!(!target.join("newer/stale.txt").exists());
-    assert_eq!(folder_digest(&target.join("newer")).unwrap(), folder_digest(&seed.join("newer")).unwrap());
-    assert!(std::fs::read_to_string(target.join("older/TOOL.md")).unwrap().contains("user edit"));
+    assert_eq!(
+        folder_digest(&target.join("newer")).unwrap(),
+        folder_digest(&seed.join("newer")).unwrap()
+    );
+    assert!(
+        std::fs::read_to_string(target.join("older/TOOL.md"))
+            .unwrap()
+            .contains("user edit")
+    );
     assert!(!target.join("broken").exists());
 
     // Second run: everything is settled.
     let again = sync(&seed, &target, &SyncOptions::default()).unwrap();
-    assert!(again.iter().all(|i| matches!(i.action, SyncAction::UpToDate | SyncAction::KeptNewer | SyncAction::Invalid)));
+    assert!(again.iter().all(|i| matches!(
+        i.action,
+        SyncAction::UpToDate | SyncAction::KeptNewer | SyncAction::Invalid
+    )));
 }
 
 #[test]
@@ -66,7 +84,11 @@ fn warns_when_content_differs_at_the_same_version() {
     tool_with(&target, "x", "x", 2, "old docs");
     let items = sync(&seed, &target, &SyncOptions::default()).unwrap();
     assert_eq!(items[0].action, SyncAction::UpToDate);
-    assert!(items[0].notes[0].contains("bump `version`"), "{:?}", items[0].notes);
+    assert!(
+        items[0].notes[0].contains("bump `version`"),
+        "{:?}",
+        items[0].notes
+    );
     // Identical content: no note.
     tool_with(&target, "x", "x", 2, "new docs");
     let items = sync(&seed, &target, &SyncOptions::default()).unwrap();
@@ -79,9 +101,16 @@ fn missing_version_counts_as_zero() {
     let (seed, target) = (t.path().join("seed"), t.path().join("target"));
     tool(&seed, "x", "x", 1);
     std::fs::create_dir_all(target.join("x")).unwrap();
-    std::fs::write(target.join("x/TOOL.md"), "---\nname: x\ndescription: d\n---\n").unwrap();
+    std::fs::write(
+        target.join("x/TOOL.md"),
+        "---\nname: x\ndescription: d\n---\n",
+    )
+    .unwrap();
     let items = sync(&seed, &target, &SyncOptions::default()).unwrap();
-    assert_eq!(actions(&items), [("x", SyncAction::Copied, Some(1), Some(0))]);
+    assert_eq!(
+        actions(&items),
+        [("x", SyncAction::Copied, Some(1), Some(0))]
+    );
 }
 
 #[test]
@@ -89,7 +118,15 @@ fn dry_run_changes_nothing() {
     let t = tempfile::tempdir().unwrap();
     let (seed, target) = (t.path().join("seed"), t.path().join("target"));
     tool(&seed, "x", "x", 1);
-    let items = sync(&seed, &target, &SyncOptions { dry_run: true, ..Default::default() }).unwrap();
+    let items = sync(
+        &seed,
+        &target,
+        &SyncOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(items[0].action, SyncAction::Copied);
     assert!(!target.exists());
 }
@@ -100,7 +137,11 @@ fn big_tool(root: &Path, version: u64, files: usize) {
     std::fs::create_dir_all(dir.join("data/nested")).unwrap();
     for i in 0..files {
         let sub = if i % 2 == 0 { "data" } else { "data/nested" };
-        std::fs::write(dir.join(format!("{sub}/f{i:03}.txt")), format!("version {version} file {i}")).unwrap();
+        std::fs::write(
+            dir.join(format!("{sub}/f{i:03}.txt")),
+            format!("version {version} file {i}"),
+        )
+        .unwrap();
     }
 }
 
@@ -131,8 +172,16 @@ fn a_failure_at_any_point_of_a_copy_leaves_the_old_version_whole() {
         let items = sync(&seed, &target, &opts).unwrap();
         assert_eq!(items[0].action, SyncAction::Failed, "fail_at {fail_at}");
         assert!(items[0].notes[0].contains("injected: disk full"));
-        assert_eq!(folder_digest(&target.join("big")).unwrap(), old, "target changed after a failure at {fail_at}");
-        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 1, "staging left behind after failure at {fail_at}");
+        assert_eq!(
+            folder_digest(&target.join("big")).unwrap(),
+            old,
+            "target changed after a failure at {fail_at}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            1,
+            "staging left behind after failure at {fail_at}"
+        );
     }
     let items = sync(&seed, &target, &SyncOptions::default()).unwrap();
     assert_eq!(items[0].action, SyncAction::Copied);
@@ -144,7 +193,11 @@ fn walkdir_count(dir: &Path) -> usize {
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
-            1 + if e.file_type().unwrap().is_dir() { walkdir_count(&e.path()) } else { 0 }
+            1 + if e.file_type().unwrap().is_dir() {
+                walkdir_count(&e.path())
+            } else {
+                0
+            }
         })
         .sum()
 }
@@ -156,10 +209,21 @@ fn a_special_file_in_the_seed_fails_that_tool_only() {
     tool(&seed, "a", "a", 2);
     tool(&target, "a", "a", 1);
     tool(&seed, "b", "b", 1);
-    rustix::fs::mknodat(rustix::fs::CWD, &seed.join("a/pipe"), rustix::fs::FileType::Fifo, rustix::fs::Mode::RWXU, 0).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &seed.join("a/pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::RWXU,
+        0,
+    )
+    .unwrap();
     let items = sync(&seed, &target, &SyncOptions::default()).unwrap();
     assert_eq!(items[0].action, SyncAction::Failed);
-    assert!(items[0].notes[0].contains("named pipe"), "{:?}", items[0].notes);
+    assert!(
+        items[0].notes[0].contains("named pipe"),
+        "{:?}",
+        items[0].notes
+    );
     assert_eq!(version_of(&target.join("a")), 1);
     assert_eq!(items[1].action, SyncAction::Copied);
 }
@@ -175,9 +239,14 @@ fn leftovers_of_an_interrupted_sync_are_recovered() {
     std::fs::create_dir_all(target.join(".toolhost-sync.y.123.0/partial")).unwrap();
     tool(&target, ".toolhost-old.x", "x", 5);
     let items = sync(&seed, &target, &SyncOptions::default()).unwrap();
-    assert_eq!(actions(&items)[0], ("x", SyncAction::KeptNewer, Some(1), Some(5)));
-    let mut names: Vec<String> =
-        std::fs::read_dir(&target).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(
+        actions(&items)[0],
+        ("x", SyncAction::KeptNewer, Some(1), Some(5))
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&target)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     names.sort();
     assert_eq!(names, ["x", "y"]);
 }

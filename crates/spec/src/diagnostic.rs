@@ -133,12 +133,34 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(path: impl Into<PathBuf>, position: Option<Position>, code: Code, message: impl Into<String>) -> Self {
-        Diagnostic { path: path.into(), position, severity: Severity::Error, code, message: message.into() }
+    pub fn error(
+        path: impl Into<PathBuf>,
+        position: Option<Position>,
+        code: Code,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            path: path.into(),
+            position,
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+        }
     }
 
-    pub fn warning(path: impl Into<PathBuf>, position: Option<Position>, code: Code, message: impl Into<String>) -> Self {
-        Diagnostic { path: path.into(), position, severity: Severity::Warning, code, message: message.into() }
+    pub fn warning(
+        path: impl Into<PathBuf>,
+        position: Option<Position>,
+        code: Code,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            path: path.into(),
+            position,
+            severity: Severity::Warning,
+            code,
+            message: message.into(),
+        }
     }
 
     pub fn is_error(&self) -> bool {
@@ -177,13 +199,20 @@ impl<'a> LineIndex<'a> {
     /// Position of a byte offset; offsets past the end or inside a character clamp safely.
     pub fn position(&self, offset: usize) -> Position {
         let offset = offset.min(self.text.len());
-        let line = self.line_starts.partition_point(|&start| start <= offset).max(1);
+        let line = self
+            .line_starts
+            .partition_point(|&start| start <= offset)
+            .max(1);
         let start = self.line_starts[line - 1];
         let column = self
             .text
             .get(start..offset)
             .map(|s| s.chars().count())
-            .unwrap_or_else(|| String::from_utf8_lossy(&self.text.as_bytes()[start..offset]).chars().count());
+            .unwrap_or_else(|| {
+                String::from_utf8_lossy(&self.text.as_bytes()[start..offset])
+                    .chars()
+                    .count()
+            });
         Position::new(line, column + 1)
     }
 }
@@ -199,13 +228,18 @@ mod tests {
         assert_eq!(idx.position(2), Position::new(1, 3));
         assert_eq!(idx.position(3), Position::new(2, 1));
         assert_eq!(idx.position(7), Position::new(2, 4)); // after the 2-byte é
-        assert_eq!(idx.position(9), Position::new(3, 1));
+        assert_eq!(idx.position(8), Position::new(3, 1));
         assert_eq!(idx.position(99), Position::new(3, 2));
     }
 
     #[test]
     fn display_is_compiler_style() {
-        let d = Diagnostic::error("t/TOOL.md", Some(Position::new(3, 7)), Code::NameMissing, "boom");
+        let d = Diagnostic::error(
+            "t/TOOL.md",
+            Some(Position::new(3, 7)),
+            Code::NameMissing,
+            "boom",
+        );
         assert_eq!(d.to_string(), "t/TOOL.md:3:7: error[name-missing]: boom");
         let d = Diagnostic::warning("t", None, Code::ToolMdMissing, "skipped");
         assert_eq!(d.to_string(), "t: warning[tool-md-missing]: skipped");
@@ -216,7 +250,11 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for c in Code::ALL {
             assert!(seen.insert(c.as_str()), "duplicate code {c}");
-            assert!(c.as_str().chars().all(|ch| ch.is_ascii_lowercase() || ch == '-' || ch.is_ascii_digit()));
+            assert!(
+                c.as_str()
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch == '-' || ch.is_ascii_digit())
+            );
         }
     }
 }

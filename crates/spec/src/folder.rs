@@ -20,8 +20,10 @@ pub struct Entry {
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LoadOptions {
-    /// Parse the entry file and run the "common mistakes" lints. Discovery leaves this off:
-    /// it reads TOOL.md only, and entry files load lazily on first call.
+    /// Also run the checks that need more than TOOL.md: the entry file's "common mistakes"
+    /// lints, and the warning when both index.ts and index.js exist. Discovery leaves this
+    /// off: it reads TOOL.md only (entry files load lazily on first call) and stats just
+    /// enough to find the entry.
     pub lint: bool,
 }
 
@@ -44,6 +46,14 @@ impl FolderReport {
         Some((self.manifest.as_ref()?, self.entry.as_ref()?))
     }
 
+    /// Like [`FolderReport::tool`], but takes the parts out, leaving the diagnostics.
+    pub fn take_tool(&mut self) -> Option<(ToolManifest, Entry)> {
+        if self.has_errors() || self.manifest.is_none() || self.entry.is_none() {
+            return None;
+        }
+        Some((self.manifest.take()?, self.entry.take()?))
+    }
+
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
@@ -60,9 +70,18 @@ fn clone_err(e: &io::Error) -> io::Error {
 }
 
 /// Inspects a folder whose TOOL.md bytes the caller already read (the catalog hashes them).
-pub fn inspect_folder(dir: &Path, tool_md: Result<&[u8], io::Error>, opts: LoadOptions) -> FolderReport {
+pub fn inspect_folder(
+    dir: &Path,
+    tool_md: Result<&[u8], io::Error>,
+    opts: LoadOptions,
+) -> FolderReport {
     let md_path = dir.join(TOOL_MD);
-    let mut report = FolderReport { dir: dir.to_path_buf(), manifest: None, entry: None, diagnostics: Vec::new() };
+    let mut report = FolderReport {
+        dir: dir.to_path_buf(),
+        manifest: None,
+        entry: None,
+        diagnostics: Vec::new(),
+    };
     let bytes = match tool_md {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -75,7 +94,12 @@ pub fn inspect_folder(dir: &Path, tool_md: Result<&[u8], io::Error>, opts: LoadO
             return report;
         }
         Err(e) => {
-            report.diagnostics.push(Diagnostic::error(&md_path, None, Code::ToolMdUnreadable, format!("cannot read TOOL.md: {e}")));
+            report.diagnostics.push(Diagnostic::error(
+                &md_path,
+                None,
+                Code::ToolMdUnreadable,
+                format!("cannot read TOOL.md: {e}"),
+            ));
             return report;
         }
     };
@@ -84,7 +108,7 @@ pub fn inspect_folder(dir: &Path, tool_md: Result<&[u8], io::Error>, opts: LoadO
     let Some(manifest) = parsed.manifest else {
         return report;
     };
-    report.entry = resolve_entry(dir, manifest.language, &mut report.diagnostics);
+    report.entry = resolve_entry(dir, manifest.language, opts.lint, &mut report.diagnostics);
     if opts.lint {
         if let Some(entry) = &report.entry {
             lint_file(entry, &mut report.diagnostics);
@@ -94,9 +118,29 @@ pub fn inspect_folder(dir: &Path, tool_md: Result<&[u8], io::Error>, opts: LoadO
     report
 }
 
-fn resolve_entry(dir: &Path, language: Language, diagnostics: &mut Vec<Diagnostic>) -> Option<Entry> {
-    let found: Vec<&'static str> =
-        language.entry_candidates().iter().copied().filter(|name| dir.join(name).is_file()).collect();
+fn resolve_entry(
+    dir: &Path,
+    language: Language,
+    all: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Entry> {
+    let exists = |name: &&str| dir.join(name).is_file();
+    let found: Vec<&'static str> = if all {
+        language
+            .entry_candidates()
+            .iter()
+            .copied()
+            .filter(exists)
+            .collect()
+    } else {
+        language
+            .entry_candidates()
+            .iter()
+            .copied()
+            .find(exists)
+            .into_iter()
+            .collect()
+    };
     match found.as_slice() {
         [] => {
             let expected = language.entry_candidates().join(" or ");
@@ -113,7 +157,10 @@ fn resolve_entry(dir: &Path, language: Language, diagnostics: &mut Vec<Diagnosti
                 dir,
                 None,
                 Code::EntryMissing,
-                format!("no entry file: a {} tool needs {expected}{hint}", language.as_str()),
+                format!(
+                    "no entry file: a {} tool needs {expected}{hint}",
+                    language.as_str()
+                ),
             ));
             None
         }
@@ -123,10 +170,16 @@ fn resolve_entry(dir: &Path, language: Language, diagnostics: &mut Vec<Diagnosti
                     dir.join(rest[0]),
                     None,
                     Code::EntryAmbiguous,
-                    format!("both {first} and {} exist: {first} is the entry and {} is ignored", rest[0], rest[0]),
+                    format!(
+                        "both {first} and {} exist: {first} is the entry and {} is ignored",
+                        rest[0], rest[0]
+                    ),
                 ));
             }
-            Some(Entry { path: dir.join(first), file_name: first })
+            Some(Entry {
+                path: dir.join(first),
+                file_name: first,
+            })
         }
     }
 }
@@ -140,7 +193,12 @@ fn lint_file(entry: &Entry, diagnostics: &mut Vec<Diagnostic>) {
     match std::fs::read(&entry.path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(source) => diagnostics.extend(lint_entry(&entry.path, &source, typescript)),
-            Err(_) => diagnostics.push(Diagnostic::error(&entry.path, None, Code::NotUtf8, "entry file is not valid UTF-8")),
+            Err(_) => diagnostics.push(Diagnostic::error(
+                &entry.path,
+                None,
+                Code::NotUtf8,
+                "entry file is not valid UTF-8",
+            )),
         },
         Err(e) => diagnostics.push(Diagnostic::error(
             &entry.path,

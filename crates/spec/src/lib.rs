@@ -10,6 +10,7 @@ mod lint;
 mod manifest;
 pub mod names;
 mod parse;
+mod yaml;
 
 pub use diagnostic::{Code, Diagnostic, LineIndex, Position, Severity};
 pub use folder::{Entry, FolderReport, LoadOptions, TOOL_MD, inspect_folder, load_folder};

@@ -122,6 +122,9 @@ impl ToolManifest {
 
     /// Names of the inputs marked `sensitive`, for redaction.
     pub fn sensitive_inputs(&self) -> impl Iterator<Item = &str> {
-        self.inputs.iter().filter(|i| i.sensitive).map(|i| i.name.as_str())
+        self.inputs
+            .iter()
+            .filter(|i| i.sensitive)
+            .map(|i| i.name.as_str())
     }
 }

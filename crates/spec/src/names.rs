@@ -2,13 +2,18 @@
 
 /// `^[a-zA-Z0-9_-]{1,64}$`: what MCP clients and model providers accept as a tool name.
 pub fn is_valid_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// `^[a-zA-Z0-9_.-]{1,64}$`: what model providers accept as a property name.
 pub fn is_valid_input_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 /// `^[a-z][a-z0-9_]*$`, the seed's recommended style.

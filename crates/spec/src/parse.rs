@@ -6,13 +6,14 @@
 
 use std::path::Path;
 
-use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
+use saphyr::Scalar;
 use serde_json::{Map, Number, Value};
 
 use crate::diagnostic::{Code, Diagnostic, LineIndex, Position};
 use crate::frontmatter::{self, SplitError};
 use crate::manifest::{Input, InputType, Language, ToolManifest};
 use crate::names;
+use crate::yaml::{self, Data, MAX_DEPTH, Node};
 
 /// The outcome of parsing one TOOL.md.
 #[derive(Debug, Clone)]
@@ -22,19 +23,36 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Deeper YAML than this is refused: no real TOOL.md nests like that, and walking it
-/// recursively could exhaust the stack.
-const MAX_DEPTH: usize = 64;
-
-const TOP_LEVEL_KEYS: &[&str] = &["name", "label", "description", "version", "language", "inputs"];
-const INPUT_KEYS: &[&str] = &["type", "description", "optional", "sensitive", "values", "default"];
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "name",
+    "label",
+    "description",
+    "version",
+    "language",
+    "inputs",
+];
+const INPUT_KEYS: &[&str] = &[
+    "type",
+    "description",
+    "optional",
+    "sensitive",
+    "values",
+    "default",
+];
 
 /// Parses the bytes of a TOOL.md file; `path` is only used in diagnostics.
 pub fn parse_tool_md(path: &Path, bytes: &[u8]) -> Parsed {
-    let mut cx = Cx { path, diagnostics: Vec::new(), yaml_line: 1 };
+    let mut cx = Cx {
+        path,
+        diagnostics: Vec::new(),
+        yaml_line: 1,
+    };
     let manifest = cx.parse(bytes);
     let has_error = cx.diagnostics.iter().any(Diagnostic::is_error);
-    Parsed { manifest: if has_error { None } else { manifest }, diagnostics: cx.diagnostics }
+    Parsed {
+        manifest: if has_error { None } else { manifest },
+        diagnostics: cx.diagnostics,
+    }
 }
 
 struct Cx<'p> {
@@ -44,19 +62,19 @@ struct Cx<'p> {
     yaml_line: usize,
 }
 
-type Node<'a> = MarkedYaml<'a>;
-
 impl Cx<'_> {
     fn error(&mut self, at: Position, code: Code, message: impl Into<String>) {
-        self.diagnostics.push(Diagnostic::error(self.path, Some(at), code, message));
+        self.diagnostics
+            .push(Diagnostic::error(self.path, Some(at), code, message));
     }
 
     fn warn(&mut self, at: Position, code: Code, message: impl Into<String>) {
-        self.diagnostics.push(Diagnostic::warning(self.path, Some(at), code, message));
+        self.diagnostics
+            .push(Diagnostic::warning(self.path, Some(at), code, message));
     }
 
     fn pos(&self, node: &Node<'_>) -> Position {
-        let m = node.span.start;
+        let m = node.start;
         Position::new(self.yaml_line + m.line().saturating_sub(1), m.col() + 1)
     }
 
@@ -82,33 +100,38 @@ impl Cx<'_> {
                 return None;
             }
             Err(SplitError::Unclosed) => {
-                self.error(Position::START, Code::FrontmatterUnclosed, "the frontmatter has no closing `---` line");
+                self.error(
+                    Position::START,
+                    Code::FrontmatterUnclosed,
+                    "the frontmatter has no closing `---` line",
+                );
                 return None;
             }
         };
         self.yaml_line = split.yaml_line;
-        if let Some(m) = too_deep(split.yaml) {
-            let at = Position::new(self.yaml_line + m.line().saturating_sub(1), m.col() + 1);
-            self.error(at, Code::YamlSyntax, format!("the frontmatter nests deeper than {MAX_DEPTH} levels"));
-            return None;
-        }
-        let docs = match MarkedYaml::load_from_str(split.yaml) {
-            Ok(docs) => docs,
+        let doc = match yaml::load(split.yaml) {
+            Ok(doc) => doc,
             Err(e) => {
-                let m = e.marker();
-                let at = Position::new(self.yaml_line + m.line().saturating_sub(1), m.col() + 1);
-                self.error(at, Code::YamlSyntax, format!("invalid YAML: {}", e.info()));
+                let at = Position::new(
+                    self.yaml_line + e.at.line().saturating_sub(1),
+                    e.at.col() + 1,
+                );
+                self.error(at, Code::YamlSyntax, format!("invalid YAML: {}", e.message));
                 return None;
             }
         };
-        let manifest = match docs.first() {
+        let manifest = match &doc {
             None => self.fields(None),
             Some(doc) => match &doc.data {
-                YamlData::Mapping(map) => self.fields(Some(map)),
-                YamlData::Value(Scalar::Null) => self.fields(None),
+                Data::Map(pairs) => self.fields(Some(pairs)),
+                Data::Scalar(Scalar::Null) => self.fields(None),
                 _ => {
                     let at = self.pos(doc);
-                    self.error(at, Code::FrontmatterNotMapping, "the frontmatter must be a mapping of `key: value` lines");
+                    self.error(
+                        at,
+                        Code::FrontmatterNotMapping,
+                        "the frontmatter must be a mapping of `key: value` lines",
+                    );
                     None
                 }
             },
@@ -126,7 +149,7 @@ impl Cx<'_> {
         })
     }
 
-    fn fields(&mut self, map: Option<&saphyr::AnnotatedMapping<'_, Node<'_>>>) -> Option<ToolManifest> {
+    fn fields(&mut self, map: Option<&[(Node<'_>, Node<'_>)]>) -> Option<ToolManifest> {
         let mut name = None;
         let mut label = None;
         let mut description = None;
@@ -137,9 +160,13 @@ impl Cx<'_> {
         let mut seen = Vec::new();
 
         for (key, value) in map.into_iter().flatten() {
-            let Some(k) = key.data.as_str() else {
+            let Some(k) = key.as_str() else {
                 let at = self.pos(key);
-                self.warn(at, Code::FieldUnknown, "ignoring a frontmatter key that is not a string");
+                self.warn(
+                    at,
+                    Code::FieldUnknown,
+                    "ignoring a frontmatter key that is not a string",
+                );
                 continue;
             };
             seen.push(k.to_string());
@@ -155,7 +182,10 @@ impl Cx<'_> {
                     self.warn(
                         at,
                         Code::FieldUnknown,
-                        format!("unknown frontmatter key `{k}` (kept, but unused); known keys: {}", TOP_LEVEL_KEYS.join(", ")),
+                        format!(
+                            "unknown frontmatter key `{k}` (kept, but unused); known keys: {}",
+                            TOP_LEVEL_KEYS.join(", ")
+                        ),
                     );
                     let v = self.to_json(value, 0);
                     extra.insert(k.to_string(), v);
@@ -165,10 +195,18 @@ impl Cx<'_> {
 
         let seen = |k: &str| seen.iter().any(|s| s == k);
         if !seen("name") {
-            self.error(Position::START, Code::NameMissing, "missing required field `name`");
+            self.error(
+                Position::START,
+                Code::NameMissing,
+                "missing required field `name`",
+            );
         }
         if !seen("description") {
-            self.error(Position::START, Code::DescriptionMissing, "missing required field `description`");
+            self.error(
+                Position::START,
+                Code::DescriptionMissing,
+                "missing required field `description`",
+            );
         }
         let version_declared = version.is_some();
         if version.is_none() && !self.has(Code::VersionInvalid) {
@@ -198,11 +236,17 @@ impl Cx<'_> {
 
     fn string_field(&mut self, field: &str, node: &Node<'_>) -> Option<String> {
         match &node.data {
-            YamlData::Value(Scalar::String(s)) => Some(s.to_string()),
-            YamlData::Value(Scalar::Null) if field == "label" => None,
+            Data::Scalar(Scalar::String(s)) => Some(s.to_string()),
+            Data::Scalar(Scalar::Null) if field == "label" => None,
             _ => {
                 let at = self.pos(node);
-                self.error(at, Code::FieldType, format!("`{field}` must be a string (quote it if YAML reads it as something else)"));
+                self.error(
+                    at,
+                    Code::FieldType,
+                    format!(
+                        "`{field}` must be a string (quote it if YAML reads it as something else)"
+                    ),
+                );
                 None
             }
         }
@@ -215,7 +259,9 @@ impl Cx<'_> {
             self.error(
                 at,
                 Code::NameInvalid,
-                format!("tool name `{name}` must be 1 to 64 characters of letters, digits, `_` or `-`"),
+                format!(
+                    "tool name `{name}` must be 1 to 64 characters of letters, digits, `_` or `-`"
+                ),
             );
             return None;
         }
@@ -223,7 +269,10 @@ impl Cx<'_> {
             self.warn(
                 at,
                 Code::NameNotSnakeCase,
-                format!("tool name `{name}` is not snake_case (suggested: `{}`)", names::to_snake_case(&name)),
+                format!(
+                    "tool name `{name}` is not snake_case (suggested: `{}`)",
+                    names::to_snake_case(&name)
+                ),
             );
         }
         Some(name)
@@ -233,7 +282,11 @@ impl Cx<'_> {
         let d = self.string_field("description", node)?;
         if d.trim().is_empty() {
             let at = self.pos(node);
-            self.error(at, Code::DescriptionMissing, "`description` is empty: the agent decides when to call the tool from it");
+            self.error(
+                at,
+                Code::DescriptionMissing,
+                "`description` is empty: the agent decides when to call the tool from it",
+            );
             return None;
         }
         Some(d)
@@ -242,14 +295,22 @@ impl Cx<'_> {
     fn version(&mut self, node: &Node<'_>) -> Option<u64> {
         let at = self.pos(node);
         match &node.data {
-            YamlData::Value(Scalar::Integer(n)) if *n >= 0 => u64::try_from(*n).ok(),
-            YamlData::Value(Scalar::String(s)) if s.trim().parse::<u64>().is_ok() => {
-                self.warn(at, Code::FieldType, "`version` should be an integer, not a string");
+            Data::Scalar(Scalar::Integer(n)) if *n >= 0 => u64::try_from(*n).ok(),
+            Data::Scalar(Scalar::String(s)) if s.trim().parse::<u64>().is_ok() => {
+                self.warn(
+                    at,
+                    Code::FieldType,
+                    "`version` should be an integer, not a string",
+                );
                 s.trim().parse().ok()
             }
-            YamlData::Value(Scalar::Null) => None,
+            Data::Scalar(Scalar::Null) => None,
             _ => {
-                self.error(at, Code::VersionInvalid, "`version` must be a non-negative integer, such as `version: 1`");
+                self.error(
+                    at,
+                    Code::VersionInvalid,
+                    "`version` must be a non-negative integer, such as `version: 1`",
+                );
                 None
             }
         }
@@ -266,24 +327,32 @@ impl Cx<'_> {
         } else {
             ""
         };
-        self.error(at, Code::LanguageUnknown, format!("unknown language `{s}`: expected typescript, python or bash{hint}"));
+        self.error(
+            at,
+            Code::LanguageUnknown,
+            format!("unknown language `{s}`: expected typescript, python or bash{hint}"),
+        );
         None
     }
 
     fn inputs(&mut self, node: &Node<'_>) -> Vec<Input> {
         let map = match &node.data {
-            YamlData::Mapping(map) => map,
-            YamlData::Value(Scalar::Null) => return Vec::new(),
+            Data::Map(map) => map,
+            Data::Scalar(Scalar::Null) => return Vec::new(),
             _ => {
                 let at = self.pos(node);
-                self.error(at, Code::FieldType, "`inputs` must be a mapping from parameter name to its definition");
+                self.error(
+                    at,
+                    Code::FieldType,
+                    "`inputs` must be a mapping from parameter name to its definition",
+                );
                 return Vec::new();
             }
         };
         let mut inputs = Vec::new();
         for (key, value) in map {
             let at = self.pos(key);
-            let Some(name) = key.data.as_str() else {
+            let Some(name) = key.as_str() else {
                 self.error(at, Code::InputNameInvalid, "input names must be strings");
                 continue;
             };
@@ -302,7 +371,7 @@ impl Cx<'_> {
     }
 
     fn input(&mut self, name: &str, key_at: Position, node: &Node<'_>) -> Option<Input> {
-        let YamlData::Mapping(map) = &node.data else {
+        let Data::Map(map) = &node.data else {
             let at = self.pos(node);
             self.error(
                 at,
@@ -320,19 +389,33 @@ impl Cx<'_> {
         let mut ok = true;
 
         for (key, value) in map {
-            let Some(k) = key.data.as_str() else {
+            let Some(k) = key.as_str() else {
                 let at = self.pos(key);
-                self.warn(at, Code::FieldUnknown, format!("ignoring a key of input `{name}` that is not a string"));
+                self.warn(
+                    at,
+                    Code::FieldUnknown,
+                    format!("ignoring a key of input `{name}` that is not a string"),
+                );
                 continue;
             };
             match k {
                 "type" => ty = self.input_type(name, value),
                 "description" => description = self.string_field("description", value),
-                "optional" => optional = self.flag(name, k, value).unwrap_or_else(|| { ok = false; false }),
-                "sensitive" => sensitive = self.flag(name, k, value).unwrap_or_else(|| { ok = false; false }),
+                "optional" => {
+                    optional = self.flag(name, k, value).unwrap_or_else(|| {
+                        ok = false;
+                        false
+                    })
+                }
+                "sensitive" => {
+                    sensitive = self.flag(name, k, value).unwrap_or_else(|| {
+                        ok = false;
+                        false
+                    })
+                }
                 "values" => values = self.values(name, value).map(|v| (v, self.pos(value))),
                 "default" => {
-                    if !matches!(value.data, YamlData::Value(Scalar::Null)) {
+                    if !value.is_null() {
                         default = Some((self.to_json(value, 0), self.pos(value)));
                     }
                 }
@@ -341,7 +424,10 @@ impl Cx<'_> {
                     self.warn(
                         at,
                         Code::FieldUnknown,
-                        format!("unknown key `{k}` in input `{name}` (ignored); known keys: {}", INPUT_KEYS.join(", ")),
+                        format!(
+                            "unknown key `{k}` in input `{name}` (ignored); known keys: {}",
+                            INPUT_KEYS.join(", ")
+                        ),
                     );
                 }
             }
@@ -349,8 +435,12 @@ impl Cx<'_> {
 
         let at = key_at;
         let ty = ty.unwrap_or_else(|| {
-            if !map.keys().any(|k| k.data.as_str() == Some("type")) {
-                self.warn(at, Code::InputTypeMissing, format!("input `{name}` has no `type`; treating it as a string"));
+            if !map.iter().any(|(k, _)| k.as_str() == Some("type")) {
+                self.warn(
+                    at,
+                    Code::InputTypeMissing,
+                    format!("input `{name}` has no `type`; treating it as a string"),
+                );
             }
             InputType::String
         });
@@ -358,7 +448,9 @@ impl Cx<'_> {
             self.warn(
                 at,
                 Code::InputDescriptionMissing,
-                format!("input `{name}` has no `description`: the agent will not know what to pass"),
+                format!(
+                    "input `{name}` has no `description`: the agent will not know what to pass"
+                ),
             );
             String::new()
         });
@@ -369,12 +461,18 @@ impl Cx<'_> {
                 self.error(
                     at,
                     Code::EnumValuesMissing,
-                    format!("enum input `{name}` needs `values`, as a comma-separated string or a list"),
+                    format!(
+                        "enum input `{name}` needs `values`, as a comma-separated string or a list"
+                    ),
                 );
                 return None;
             }
             (_, Some((_, p))) => {
-                self.warn(p, Code::ValuesIgnored, format!("`values` is ignored: input `{name}` is not an enum"));
+                self.warn(
+                    p,
+                    Code::ValuesIgnored,
+                    format!("`values` is ignored: input `{name}` is not an enum"),
+                );
                 Vec::new()
             }
             (_, None) => Vec::new(),
@@ -390,13 +488,25 @@ impl Cx<'_> {
                 format!("input `{name}` has a default but is required, so the model must still send it; add `optional: true`"),
             );
         }
-        ok.then(|| Input { name: name.to_string(), ty, description, optional, sensitive, values, default })
+        ok.then(|| Input {
+            name: name.to_string(),
+            ty,
+            description,
+            optional,
+            sensitive,
+            values,
+            default,
+        })
     }
 
     fn input_type(&mut self, name: &str, node: &Node<'_>) -> Option<InputType> {
         let at = self.pos(node);
-        let Some(s) = node.data.as_str() else {
-            self.warn(at, Code::InputTypeUnknown, format!("input `{name}` has a non-string `type`; treating it as a string"));
+        let Some(s) = node.as_str() else {
+            self.warn(
+                at,
+                Code::InputTypeUnknown,
+                format!("input `{name}` has a non-string `type`; treating it as a string"),
+            );
             return Some(InputType::String);
         };
         Some(match s.trim().to_ascii_lowercase().as_str() {
@@ -431,11 +541,15 @@ impl Cx<'_> {
 
     fn flag(&mut self, input: &str, key: &str, node: &Node<'_>) -> Option<bool> {
         match &node.data {
-            YamlData::Value(Scalar::Boolean(b)) => Some(*b),
-            YamlData::Value(Scalar::Null) => Some(false),
+            Data::Scalar(Scalar::Boolean(b)) => Some(*b),
+            Data::Scalar(Scalar::Null) => Some(false),
             _ => {
                 let at = self.pos(node);
-                self.error(at, Code::FieldType, format!("`{key}` of input `{input}` must be true or false"));
+                self.error(
+                    at,
+                    Code::FieldType,
+                    format!("`{key}` of input `{input}` must be true or false"),
+                );
                 None
             }
         }
@@ -443,36 +557,46 @@ impl Cx<'_> {
 
     fn values(&mut self, name: &str, node: &Node<'_>) -> Option<Vec<String>> {
         let raw: Vec<String> = match &node.data {
-            YamlData::Value(Scalar::String(s)) => s.split(',').map(str::to_string).collect(),
-            YamlData::Sequence(items) => {
+            Data::Scalar(Scalar::String(s)) => s.split(',').map(str::to_string).collect(),
+            Data::Seq(items) => {
                 let mut out = Vec::new();
                 for item in items {
                     match scalar_text(item) {
                         Some(s) => out.push(s),
                         None => {
                             let at = self.pos(item);
-                            self.error(at, Code::FieldType, format!("values of enum input `{name}` must be plain strings"));
+                            self.error(
+                                at,
+                                Code::FieldType,
+                                format!("values of enum input `{name}` must be plain strings"),
+                            );
                             return None;
                         }
                     }
                 }
                 out
             }
-            YamlData::Value(Scalar::Null) => Vec::new(),
-            _ => match scalar_text(node) {
-                Some(s) => vec![s],
-                None => {
-                    let at = self.pos(node);
-                    self.error(at, Code::FieldType, format!("`values` of input `{name}` must be a comma-separated string or a list"));
-                    return None;
+            Data::Scalar(Scalar::Null) => Vec::new(),
+            _ => {
+                match scalar_text(node) {
+                    Some(s) => vec![s],
+                    None => {
+                        let at = self.pos(node);
+                        self.error(at, Code::FieldType, format!("`values` of input `{name}` must be a comma-separated string or a list"));
+                        return None;
+                    }
                 }
-            },
+            }
         };
         let mut values: Vec<String> = Vec::new();
         for v in raw.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
             if values.iter().any(|seen| seen == v) {
                 let at = self.pos(node);
-                self.warn(at, Code::EnumValuesDuplicate, format!("value `{v}` of input `{name}` is listed twice"));
+                self.warn(
+                    at,
+                    Code::EnumValuesDuplicate,
+                    format!("value `{v}` of input `{name}` is listed twice"),
+                );
             } else {
                 values.push(v.to_string());
             }
@@ -480,17 +604,31 @@ impl Cx<'_> {
         Some(values)
     }
 
-    fn check_default(&mut self, name: &str, ty: InputType, values: &[String], v: Value, at: Position) -> Option<Value> {
+    fn check_default(
+        &mut self,
+        name: &str,
+        ty: InputType,
+        values: &[String],
+        v: Value,
+        at: Position,
+    ) -> Option<Value> {
         let coerced = match (ty, &v) {
             (InputType::Number, Value::Number(_))
             | (InputType::Boolean, Value::Bool(_))
             | (InputType::String, Value::String(_)) => return Some(v),
             (InputType::Enum, Value::String(s)) if values.contains(s) => return Some(v),
             (InputType::Number, Value::String(s)) => {
-                s.trim().parse::<f64>().ok().and_then(Number::from_f64).map(|n| {
-                    // Keep integers integral so the schema shows `5`, not `5.0`.
-                    s.trim().parse::<i64>().map(Value::from).unwrap_or(Value::Number(n))
-                })
+                s.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(Number::from_f64)
+                    .map(|n| {
+                        // Keep integers integral so the schema shows `5`, not `5.0`.
+                        s.trim()
+                            .parse::<i64>()
+                            .map(Value::from)
+                            .unwrap_or(Value::Number(n))
+                    })
             }
             (InputType::Boolean, Value::String(s)) => match s.trim() {
                 "true" => Some(Value::Bool(true)),
@@ -513,19 +651,30 @@ impl Cx<'_> {
         };
         match coerced {
             Some(c) => {
-                self.warn(at, Code::DefaultCoerced, format!("default of input `{name}` is read as the {ty_name} {c}"));
+                self.warn(
+                    at,
+                    Code::DefaultCoerced,
+                    format!("default of input `{name}` is read as the {ty_name} {c}"),
+                );
                 Some(c)
             }
             None if ty == InputType::Enum => {
                 self.error(
                     at,
                     Code::DefaultInvalid,
-                    format!("default {v} of input `{name}` is not one of its values: {}", values.join(", ")),
+                    format!(
+                        "default {v} of input `{name}` is not one of its values: {}",
+                        values.join(", ")
+                    ),
                 );
                 None
             }
             None => {
-                self.error(at, Code::DefaultInvalid, format!("default {v} of input `{name}` is not a {ty_name}"));
+                self.error(
+                    at,
+                    Code::DefaultInvalid,
+                    format!("default {v} of input `{name}` is not a {ty_name}"),
+                );
                 None
             }
         }
@@ -535,18 +684,23 @@ impl Cx<'_> {
     fn to_json(&mut self, node: &Node<'_>, depth: usize) -> Value {
         if depth > MAX_DEPTH {
             let at = self.pos(node);
-            self.warn(at, Code::FieldType, format!("YAML nested deeper than {MAX_DEPTH} levels is dropped"));
+            self.warn(
+                at,
+                Code::FieldType,
+                format!("YAML nested deeper than {MAX_DEPTH} levels is dropped"),
+            );
             return Value::Null;
         }
         match &node.data {
-            YamlData::Value(s) => scalar_json(s),
-            YamlData::Representation(s, _, _) => Value::String(s.to_string()),
-            YamlData::Sequence(items) => Value::Array(items.iter().map(|i| self.to_json(i, depth + 1)).collect()),
-            YamlData::Mapping(map) => {
+            Data::Scalar(s) => scalar_json(s),
+            Data::Seq(items) => {
+                Value::Array(items.iter().map(|i| self.to_json(i, depth + 1)).collect())
+            }
+            Data::Map(map) => {
                 let mut out = Map::new();
                 for (k, v) in map {
                     let key = match &k.data {
-                        YamlData::Value(s) => match scalar_json(s) {
+                        Data::Scalar(s) => match scalar_json(s) {
                             Value::String(s) => s,
                             other => other.to_string(),
                         },
@@ -557,39 +711,8 @@ impl Cx<'_> {
                 }
                 Value::Object(out)
             }
-            YamlData::Tagged(_, inner) => self.to_json(inner, depth + 1),
-            YamlData::Alias(_) | YamlData::BadValue => Value::Null,
         }
     }
-}
-
-/// Where YAML nests deeper than [`MAX_DEPTH`], if it does. Building (and dropping) a tree
-/// that deep would overflow the stack, so this looks first: a cheap per-line bound, then,
-/// only for suspicious text, an exact count over the parser's events (which use no recursion).
-fn too_deep(yaml: &str) -> Option<saphyr_parser::Marker> {
-    let bound = |line: &str| {
-        let indent = line.len() - line.trim_start().len();
-        indent + line.bytes().filter(|b| matches!(b, b'-' | b'?' | b':' | b'[' | b'{')).count()
-    };
-    if yaml.lines().all(|l| bound(l) <= MAX_DEPTH) {
-        return None;
-    }
-    let mut depth = 0usize;
-    for event in saphyr_parser::Parser::new_from_str(yaml) {
-        // A syntax error is for the loader to report, with its own message.
-        let Ok((event, span)) = event else { return None };
-        match event {
-            saphyr_parser::Event::SequenceStart(..) | saphyr_parser::Event::MappingStart(..) => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return Some(span.start);
-                }
-            }
-            saphyr_parser::Event::SequenceEnd | saphyr_parser::Event::MappingEnd => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    None
 }
 
 fn scalar_json(s: &Scalar<'_>) -> Value {
@@ -597,7 +720,9 @@ fn scalar_json(s: &Scalar<'_>) -> Value {
         Scalar::Null => Value::Null,
         Scalar::Boolean(b) => Value::Bool(*b),
         Scalar::Integer(i) => Value::from(*i),
-        Scalar::FloatingPoint(f) => Number::from_f64(f.into_inner()).map_or(Value::Null, Value::Number),
+        Scalar::FloatingPoint(f) => {
+            Number::from_f64(f.into_inner()).map_or(Value::Null, Value::Number)
+        }
         Scalar::String(s) => Value::String(s.to_string()),
     }
 }
@@ -605,10 +730,10 @@ fn scalar_json(s: &Scalar<'_>) -> Value {
 /// The text of a scalar as the model would send it (`1`, `true`, `fast`).
 fn scalar_text(node: &Node<'_>) -> Option<String> {
     match &node.data {
-        YamlData::Value(Scalar::String(s)) => Some(s.to_string()),
-        YamlData::Value(Scalar::Integer(i)) => Some(i.to_string()),
-        YamlData::Value(Scalar::FloatingPoint(f)) => Some(f.to_string()),
-        YamlData::Value(Scalar::Boolean(b)) => Some(b.to_string()),
+        Data::Scalar(Scalar::String(s)) => Some(s.to_string()),
+        Data::Scalar(Scalar::Integer(i)) => Some(i.to_string()),
+        Data::Scalar(Scalar::FloatingPoint(f)) => Some(f.to_string()),
+        Data::Scalar(Scalar::Boolean(b)) => Some(b.to_string()),
         _ => None,
     }
 }
@@ -618,14 +743,14 @@ fn scalar_text(node: &Node<'_>) -> Option<String> {
 pub fn peek_version(bytes: &[u8]) -> Option<u64> {
     let text = std::str::from_utf8(bytes).ok()?;
     let split = frontmatter::split(text.strip_prefix('\u{feff}').unwrap_or(text)).ok()?;
-    let docs = MarkedYaml::load_from_str(split.yaml).ok()?;
-    let YamlData::Mapping(map) = &docs.first()?.data else {
+    let doc = yaml::load(split.yaml).ok()??;
+    let Data::Map(map) = &doc.data else {
         return None;
     };
-    let (_, value) = map.iter().find(|(k, _)| k.data.as_str() == Some("version"))?;
+    let (_, value) = map.iter().find(|(k, _)| k.as_str() == Some("version"))?;
     match &value.data {
-        YamlData::Value(Scalar::Integer(n)) => u64::try_from(*n).ok(),
-        YamlData::Value(Scalar::String(s)) => s.trim().parse().ok(),
+        Data::Scalar(Scalar::Integer(n)) => u64::try_from(*n).ok(),
+        Data::Scalar(Scalar::String(s)) => s.trim().parse().ok(),
         _ => None,
     }
 }

@@ -14,7 +14,10 @@ fn render(name: &str) -> String {
     diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     diags
         .iter()
-        .map(|d| d.to_string().replace(&format!("{}/", fixtures.display()), ""))
+        .map(|d| {
+            d.to_string()
+                .replace(&format!("{}/", fixtures.display()), "")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -28,12 +31,25 @@ macro_rules! snapshot {
     )*};
 }
 
-snapshot!(yaml_error, many_mistakes, warnings_only, no_entry, both_entries, class_pattern, console_output, commonjs);
+snapshot!(
+    yaml_error,
+    many_mistakes,
+    warnings_only,
+    no_entry,
+    both_entries,
+    class_pattern,
+    console_output,
+    commonjs
+);
 
 #[test]
 fn seed_examples_are_clean() {
     let examples = common::seed_example_tools();
-    assert!(examples.len() >= 2, "expected the seed's hello and my_db examples, found {}", examples.len());
+    assert!(
+        examples.len() >= 2,
+        "expected the seed's hello and my_db examples, found {}",
+        examples.len()
+    );
     let dir = tempfile_dir();
     for (i, (tool_md, index_ts)) in examples.iter().enumerate() {
         let folder = dir.join(format!("example{i}"));
@@ -41,7 +57,11 @@ fn seed_examples_are_clean() {
         std::fs::write(folder.join("TOOL.md"), tool_md).unwrap();
         std::fs::write(folder.join("index.ts"), index_ts).unwrap();
         let report = load_folder(&folder, LoadOptions { lint: true });
-        assert!(report.diagnostics.is_empty(), "seed example {i}: {:#?}", report.diagnostics);
+        assert!(
+            report.diagnostics.is_empty(),
+            "seed example {i}: {:#?}",
+            report.diagnostics
+        );
         assert!(report.tool().is_some());
     }
     std::fs::remove_dir_all(dir).unwrap();

@@ -54,13 +54,20 @@ proptest! {
 #[test]
 fn deeply_nested_yaml_is_an_error_not_a_stack_overflow() {
     let flow = format!("x: {}{}", "[".repeat(100_000), "]".repeat(100_000));
-    let block = (0..3000).map(|i| format!("{}k{i}:", " ".repeat(i))).collect::<Vec<_>>().join("\n");
+    let block = (0..3000)
+        .map(|i| format!("{}k{i}:", " ".repeat(i)))
+        .collect::<Vec<_>>()
+        .join("\n");
     let compact = format!("{}1", "- ".repeat(100_000));
     let keys = format!("{}1", "? ".repeat(100_000));
     for body in [flow, block, compact, keys] {
         let src = format!("---\nname: t\ndescription: d\nversion: 1\n{body}\n---\n");
         let p = parse_tool_md(Path::new("TOOL.md"), src.as_bytes());
         assert!(p.manifest.is_none());
-        assert!(p.diagnostics.iter().any(|d| d.code == Code::YamlSyntax), "{:?}", p.diagnostics);
+        assert!(
+            p.diagnostics.iter().any(|d| d.code == Code::YamlSyntax),
+            "{:?}",
+            p.diagnostics
+        );
     }
 }

@@ -14,8 +14,14 @@ pub struct Tally {
 
 impl Tally {
     pub fn of(diagnostics: &[Diagnostic]) -> Tally {
-        let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
-        Tally { errors, warnings: diagnostics.len() - errors }
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        Tally {
+            errors,
+            warnings: diagnostics.len() - errors,
+        }
     }
 }
 
@@ -34,5 +40,9 @@ pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
 }
 
 pub fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }

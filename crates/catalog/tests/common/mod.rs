@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use toolhost_catalog::{Root, RootOrigin};
 
-pub const ENTRY: &str = "export async function execute() {\n  return { content: [{ type: 'text', text: 'ok' }] };\n}\n";
+pub const ENTRY: &str =
+    "export async function execute() {\n  return { content: [{ type: 'text', text: 'ok' }] };\n}\n";
 
 /// Writes a valid tool folder `root/folder` defining `name` at `version`.
 pub fn tool(root: &Path, folder: &str, name: &str, version: u64) -> PathBuf {
@@ -25,5 +26,11 @@ pub fn tool_with(root: &Path, folder: &str, name: &str, version: u64, extra_body
 }
 
 pub fn roots(paths: &[&Path]) -> Vec<Root> {
-    paths.iter().map(|p| Root { path: p.to_path_buf(), origin: RootOrigin::Flag }).collect()
+    paths
+        .iter()
+        .map(|p| Root {
+            path: p.to_path_buf(),
+            origin: RootOrigin::Flag,
+        })
+        .collect()
 }

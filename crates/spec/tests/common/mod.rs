@@ -40,7 +40,13 @@ pub fn seed_example_tools() -> Vec<(String, String)> {
     let blocks = code_blocks(&doc);
     blocks
         .windows(2)
-        .filter(|w| w[0].0 == "yaml" && w[0].1.starts_with("---\nname:") && w[0].1.contains("\n---\n\n# ") && w[1].0 == "typescript" && w[1].1.contains("export async function execute"))
+        .filter(|w| {
+            w[0].0 == "yaml"
+                && w[0].1.starts_with("---\nname:")
+                && w[0].1.contains("\n---\n\n# ")
+                && w[1].0 == "typescript"
+                && w[1].1.contains("export async function execute")
+        })
         .map(|w| (w[0].1.clone(), w[1].1.clone()))
         .collect()
 }

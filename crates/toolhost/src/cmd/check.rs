@@ -45,15 +45,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
             bail!("{} does not exist", path.display());
         }
         if !path.is_dir() {
-            bail!("{} is not a directory: pass a tool folder or a folder of tools", path.display());
+            bail!(
+                "{} is not a directory: pass a tool folder or a folder of tools",
+                path.display()
+            );
         }
-        let part = if is_tool_folder(path) { check_folder(path) } else { check_root(path) };
+        let part = if is_tool_folder(path) {
+            check_folder(path)
+        } else {
+            check_root(path)
+        };
         report.folders.extend(part.folders);
         report.diagnostics.extend(part.diagnostics);
     }
     let tally = Tally::of(&report.diagnostics);
     if args.json {
-        print_json(&JsonReport { report: &report, tally })?;
+        print_json(&JsonReport {
+            report: &report,
+            tally,
+        })?;
     } else {
         print_diagnostics(&mut std::io::stdout().lock(), &report.diagnostics)?;
         let ok = report.folders.iter().filter(|f| f.ok).count();
@@ -65,5 +75,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             plural(tally.warnings, "warning")
         );
     }
-    Ok(if report.has_errors() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if report.has_errors() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -54,7 +54,7 @@ impl<'a> From<&'a ResolvedTool> for ListedTool<'a> {
             path: &t.dir,
             root: &t.root,
             entry: t.entry.file_name,
-            input_schema: &t.input_schema,
+            input_schema: t.input_schema(),
             sensitive_inputs: t.manifest.sensitive_inputs().collect(),
             shadows: &r.shadows,
             hash: t.hash.to_hex(),
@@ -71,13 +71,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let catalog = Arc::new(RwLock::new(catalog));
     let watcher = watch::watch(Arc::clone(&catalog))?;
     let mut events = watcher.subscribe();
-    eprintln!("watching {} for changes (Ctrl-C to stop)", plural(catalog_roots(&catalog), "root"));
+    eprintln!(
+        "watching {} for changes (Ctrl-C to stop)",
+        plural(catalog_roots(&catalog), "root")
+    );
     while let Ok(event) = events.blocking_recv() {
         let mut out = std::io::stdout().lock();
         if args.json {
             let c = catalog.read().unwrap_or_else(|e| e.into_inner());
             let tool = c.get(&event.name).map(ListedTool::from);
-            serde_json::to_writer(&mut out, &serde_json::json!({"kind": event.kind, "name": event.name, "tool": tool}))?;
+            serde_json::to_writer(
+                &mut out,
+                &serde_json::json!({"kind": event.kind, "name": event.name, "tool": tool}),
+            )?;
             writeln!(out)?;
         } else {
             let kind = serde_json::to_value(event.kind)?;
@@ -89,7 +95,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 fn catalog_roots(catalog: &RwLock<Catalog>) -> usize {
-    catalog.read().unwrap_or_else(|e| e.into_inner()).roots().len()
+    catalog
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .roots()
+        .len()
 }
 
 fn print_catalog(catalog: &Catalog, json: bool, watch: bool) -> Result<()> {
@@ -105,9 +115,16 @@ fn print_catalog(catalog: &Catalog, json: bool, watch: bool) -> Result<()> {
         print_table(&tools)?;
     }
     let tally = Tally::of(&catalog.diagnostics());
-    let mut summary = format!("{} from {}", plural(tools.len(), "tool"), plural(catalog.roots().len(), "root"));
+    let mut summary = format!(
+        "{} from {}",
+        plural(tools.len(), "tool"),
+        plural(catalog.roots().len(), "root")
+    );
     if tally.errors > 0 {
-        summary += &format!("; {} in tool folders left tools out (run `toolhost check`)", plural(tally.errors, "error"));
+        summary += &format!(
+            "; {} in tool folders left tools out (run `toolhost check`)",
+            plural(tally.errors, "error")
+        );
     }
     eprintln!("{summary}");
     Ok(())
@@ -116,9 +133,20 @@ fn print_catalog(catalog: &Catalog, json: bool, watch: bool) -> Result<()> {
 fn print_table(tools: &[ListedTool]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     let name_w = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    writeln!(out, "{:name_w$}  {:>7}  {:10}  PATH", "NAME", "VERSION", "LANGUAGE")?;
+    writeln!(
+        out,
+        "{:name_w$}  {:>7}  {:10}  PATH",
+        "NAME", "VERSION", "LANGUAGE"
+    )?;
     for t in tools {
-        write!(out, "{:name_w$}  {:>7}  {:10}  {}", t.name, t.version, t.language, t.path.display())?;
+        write!(
+            out,
+            "{:name_w$}  {:>7}  {:10}  {}",
+            t.name,
+            t.version,
+            t.language,
+            t.path.display()
+        )?;
         for s in t.shadows {
             write!(out, "  (overrides {})", s.display())?;
         }

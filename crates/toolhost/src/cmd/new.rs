@@ -40,11 +40,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let dir = args.dir.join(&args.name);
     if dir.exists() {
-        bail!("{} already exists: choose another name or remove it", dir.display());
+        bail!(
+            "{} already exists: choose another name or remove it",
+            dir.display()
+        );
     }
     let label = label_of(&args.name);
     let fill = |t: &str| {
-        t.replace("{{name}}", &args.name).replace("{{label}}", &label).replace("{{language}}", language.as_str())
+        t.replace("{{name}}", &args.name)
+            .replace("{{label}}", &label)
+            .replace("{{language}}", language.as_str())
     };
     let (entry_name, entry) = match language {
         Language::Typescript => ("index.ts", INDEX_TS),
@@ -63,10 +68,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let report = check_folder(&dir);
     print_diagnostics(&mut std::io::stderr().lock(), &report.diagnostics)?;
     if report.has_errors() {
-        bail!("the scaffold for {} does not pass check (this is a bug in toolhost)", dir.display());
+        bail!(
+            "the scaffold for {} does not pass check (this is a bug in toolhost)",
+            dir.display()
+        );
     }
     println!("created {} ({})", dir.display(), language.as_str());
-    println!("next: edit TOOL.md and {entry_name}, then run `toolhost check {}`", dir.display());
+    println!(
+        "next: edit TOOL.md and {entry_name}, then run `toolhost check {}`",
+        dir.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -76,7 +87,9 @@ fn label_of(name: &str) -> String {
         .filter(|w| !w.is_empty())
         .map(|w| {
             let mut c = w.chars();
-            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
         })
         .collect::<Vec<_>>()
         .join(" ")

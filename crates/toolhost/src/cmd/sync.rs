@@ -23,7 +23,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let opts = SyncOptions { dry_run: args.dry_run, ..Default::default() };
+    let opts = SyncOptions {
+        dry_run: args.dry_run,
+        ..Default::default()
+    };
     let items = sync(&args.seed_dir, &args.target_dir, &opts)?;
     if args.json {
         print_json(&items)?;
@@ -46,12 +49,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 version(item.target_version)
             );
             for note in &item.notes {
-                let level = if item.action == SyncAction::UpToDate { "warning" } else { "note" };
+                let level = if item.action == SyncAction::UpToDate {
+                    "warning"
+                } else {
+                    "note"
+                };
                 println!("  {level}: {note}");
             }
             print_diagnostics(&mut std::io::stdout().lock(), &item.diagnostics)?;
         }
     }
-    let failed = items.iter().any(|i| matches!(i.action, SyncAction::Invalid | SyncAction::Failed));
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    let failed = items
+        .iter()
+        .any(|i| matches!(i.action, SyncAction::Invalid | SyncAction::Failed));
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
