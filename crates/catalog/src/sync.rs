@@ -54,7 +54,8 @@ pub struct SyncItem {
 
 /// Called before each file is copied; returning an error aborts that tool's copy.
 /// Exists so tests can inject a failure at any point of a copy.
-pub type FaultHook = Arc<dyn Fn(&Path) -> io::Result<()> + Send + Sync>;
+pub type FaultHook = Arc<FaultFn>;
+pub type FaultFn = dyn Fn(&Path) -> io::Result<()> + Send + Sync;
 
 #[derive(Clone, Default)]
 pub struct SyncOptions {
@@ -153,7 +154,7 @@ static STAGING_COUNTER: AtomicU64 = AtomicU64::new(0);
 fn replace_atomically(
     seed_dir: &Path,
     target_dir: &Path,
-    fault: Option<&(dyn Fn(&Path) -> io::Result<()> + Send + Sync)>,
+    fault: Option<&FaultFn>,
 ) -> io::Result<()> {
     let parent = target_dir
         .parent()
@@ -221,11 +222,7 @@ fn recover(target: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn copy_tree(
-    from: &Path,
-    to: &Path,
-    fault: Option<&(dyn Fn(&Path) -> io::Result<()> + Send + Sync)>,
-) -> io::Result<()> {
+fn copy_tree(from: &Path, to: &Path, fault: Option<&FaultFn>) -> io::Result<()> {
     fs::create_dir(to)?;
     let mut entries: Vec<_> = fs::read_dir(from)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());

@@ -211,7 +211,7 @@ fn a_special_file_in_the_seed_fails_that_tool_only() {
     tool(&seed, "b", "b", 1);
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &seed.join("a/pipe"),
+        seed.join("a/pipe"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::RWXU,
         0,

@@ -187,7 +187,7 @@ impl Cx<'_> {
                             TOP_LEVEL_KEYS.join(", ")
                         ),
                     );
-                    let v = self.to_json(value, 0);
+                    let v = self.json_of(value, 0);
                     extra.insert(k.to_string(), v);
                 }
             }
@@ -416,7 +416,7 @@ impl Cx<'_> {
                 "values" => values = self.values(name, value).map(|v| (v, self.pos(value))),
                 "default" => {
                     if !value.is_null() {
-                        default = Some((self.to_json(value, 0), self.pos(value)));
+                        default = Some((self.json_of(value, 0), self.pos(value)));
                     }
                 }
                 _ => {
@@ -681,7 +681,7 @@ impl Cx<'_> {
     }
 
     /// Converts a YAML node to JSON, for defaults and unknown keys kept verbatim.
-    fn to_json(&mut self, node: &Node<'_>, depth: usize) -> Value {
+    fn json_of(&mut self, node: &Node<'_>, depth: usize) -> Value {
         if depth > MAX_DEPTH {
             let at = self.pos(node);
             self.warn(
@@ -694,7 +694,7 @@ impl Cx<'_> {
         match &node.data {
             Data::Scalar(s) => scalar_json(s),
             Data::Seq(items) => {
-                Value::Array(items.iter().map(|i| self.to_json(i, depth + 1)).collect())
+                Value::Array(items.iter().map(|i| self.json_of(i, depth + 1)).collect())
             }
             Data::Map(map) => {
                 let mut out = Map::new();
@@ -706,7 +706,7 @@ impl Cx<'_> {
                         },
                         _ => continue,
                     };
-                    let v = self.to_json(v, depth + 1);
+                    let v = self.json_of(v, depth + 1);
                     out.insert(key, v);
                 }
                 Value::Object(out)

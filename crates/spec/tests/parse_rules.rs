@@ -6,8 +6,11 @@ use std::path::Path;
 use serde_json::json;
 use toolhost_spec::{Code, InputType, Language, Severity, parse_tool_md};
 
-/// `(code, severity, line)` of each finding, in order.
-fn findings(src: &str) -> Vec<(Code, Severity, u32)> {
+/// `(code, severity, line)` of one finding.
+type Finding = (Code, Severity, u32);
+
+/// Every finding, in order.
+fn findings(src: &str) -> Vec<Finding> {
     let p = parse_tool_md(Path::new("TOOL.md"), src.as_bytes());
     let mut out: Vec<_> = p
         .diagnostics
@@ -29,7 +32,7 @@ const BASE: &str = "name: t\ndescription: Does t.\nversion: 1\n";
 
 #[test]
 fn every_rule_reports_what_and_where() {
-    let cases: Vec<(&str, String, Vec<(Code, Severity, u32)>)> = vec![
+    let cases: Vec<(&str, String, Vec<Finding>)> = vec![
         ("minimal valid", md(BASE), vec![]),
         (
             "no frontmatter",

@@ -3,9 +3,20 @@
 
 use std::path::PathBuf;
 
-/// The seed documents live in `../shared/seeds` beside the checkout (CI lays them there too).
+/// The seed documents live in `shared/seeds` beside the checkout (CI lays them there too),
+/// so look for it in each ancestor of the crate.
 pub fn seed_doc(prefix: &str) -> String {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = crate_dir
+        .ancestors()
+        .map(|a| a.join("shared/seeds"))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| {
+            panic!(
+                "no shared/seeds beside any ancestor of {}",
+                crate_dir.display()
+            )
+        });
     let entry = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("seed documents not found at {}: {e}", root.display()))
         .filter_map(Result::ok)

@@ -1,0 +1,461 @@
+//! The CLI as scripts use it: exit codes, text and JSON shapes, catalog flags.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn toolhost() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    cmd.env_remove("PI_TOOLS_DIRS").env_remove("TOOLHOST_LOG");
+    cmd
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd.output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(stdout).unwrap(),
+        String::from_utf8(stderr).unwrap(),
+    );
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    (status.code().unwrap(), stdout, stderr)
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tool(root: &Path, folder: &str, name: &str, version: u64) -> PathBuf {
+    let dir = root.join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("TOOL.md"),
+        format!("---\nname: {name}\ndescription: The {name} tool.\nversion: {version}\ninputs:\n  q:\n    type: string\n    description: Query.\n  key:\n    type: string\n    description: Key.\n    optional: true\n    sensitive: true\n---\n\n# {name}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("index.ts"),
+        "export async function execute() {\n  return { content: [] };\n}\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn names(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn example_tools_pass_check_cleanly() {
+    let (code, stdout, stderr) = run(toolhost().arg("check").arg(repo().join("examples/tools")));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(stdout, "", "the examples must have no findings at all");
+    assert!(
+        stderr.contains("checked 4 tools: 4 ok, 0 errors, 0 warnings"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn check_prints_compiler_style_diagnostics_and_fails_on_errors() {
+    let fixtures = repo().join("crates/spec/tests/fixtures");
+    let (code, stdout, _) = run(toolhost().arg("check").arg(&fixtures));
+    assert_eq!(code, 1);
+    let line = format!(
+        "{}/yaml_error/TOOL.md:3:14: error[yaml-syntax]: invalid YAML:",
+        fixtures.display()
+    );
+    assert!(stdout.lines().any(|l| l.starts_with(&line)), "{stdout}");
+    for l in stdout.lines() {
+        assert!(
+            l.contains(": error[") || l.contains(": warning["),
+            "not a diagnostic line: {l}"
+        );
+    }
+    // Only warnings: exit 0.
+    let (code, stdout, _) = run(toolhost().arg("check").arg(fixtures.join("warnings_only")));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("warning[name-not-snake-case]"));
+}
+
+#[test]
+fn check_json_is_machine_readable() {
+    let fixtures = repo().join("crates/spec/tests/fixtures");
+    let (code, stdout, _) = run(toolhost()
+        .args(["check", "--json"])
+        .arg(fixtures.join("console_output")));
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["errors"], 1);
+    assert_eq!(report["folders"][0]["name"], "console_output");
+    assert_eq!(report["folders"][0]["ok"], false);
+    let d = &report["diagnostics"][0];
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["code"], "console-output");
+    assert!(
+        d["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("console_output/index.ts")
+    );
+}
+
+#[test]
+fn check_reports_duplicate_names_in_a_root() {
+    let t = tempfile::tempdir().unwrap();
+    tool(t.path(), "a", "same", 1);
+    tool(t.path(), "b", "same", 1);
+    let (code, stdout, _) = run(toolhost().arg("check").arg(t.path()));
+    assert_eq!(code, 1);
+    assert_eq!(
+        stdout.matches("error[duplicate-name]").count(),
+        2,
+        "{stdout}"
+    );
+}
+
+#[test]
+fn user_errors_are_one_clear_line() {
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["check", "/no/such/dir"],
+            "error: /no/such/dir does not exist",
+        ),
+        (
+            vec!["check"],
+            "error: no tool roots: pass --tools-dir DIR, set PI_TOOLS_DIRS, or pass --data DATA_PATH",
+        ),
+        (
+            vec!["list", "--tools-dir", "/no/such/dir"],
+            "error: tool root /no/such/dir does not exist",
+        ),
+        (
+            vec!["list", "--user", "a@b"],
+            "error: --user needs --data: user tools live in DATA_PATH/EMAIL/tools",
+        ),
+        (
+            vec!["list", "--data", "/no/such/dir"],
+            "error: data directory /no/such/dir does not exist",
+        ),
+        (
+            vec!["sync", "/no/such/seed", "/tmp/x"],
+            "error: seed directory /no/such/seed does not exist or is not a directory",
+        ),
+        (
+            vec!["new", "Bad Name"],
+            "error: invalid tool name \"Bad Name\": use snake_case of at most 64 characters, such as \"bad_name\"",
+        ),
+    ];
+    for (args, expected) in cases {
+        let (code, stdout, stderr) = run(toolhost().args(&args));
+        assert_eq!(code, 2, "{args:?}");
+        assert_eq!(stdout, "", "{args:?}");
+        assert_eq!(stderr.trim_end(), expected, "{args:?}");
+    }
+    let (code, _, stderr) = run(toolhost().args(["list", "--frobnicate"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unexpected argument '--frobnicate'"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn list_json_has_the_documented_fields_and_override_chain() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    let shadowed = tool(&a, "ws", "web_search", 2);
+    tool(&a, "fetch", "web_fetch", 1);
+    let winner = tool(&b, "ws", "web_search", 1);
+    let (code, stdout, stderr) = run(toolhost()
+        .args(["list", "--json", "--tools-dir"])
+        .arg(&a)
+        .arg("--tools-dir")
+        .arg(&b));
+    assert_eq!(code, 0, "{stderr}");
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(names(&list), ["web_fetch", "web_search"]);
+    let ws = &list[1];
+    for field in [
+        "name",
+        "label",
+        "description",
+        "version",
+        "language",
+        "path",
+        "root",
+        "input_schema",
+        "shadows",
+    ] {
+        assert!(ws.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(ws["path"], winner.to_str().unwrap());
+    assert_eq!(ws["root"], b.to_str().unwrap());
+    assert_eq!(
+        ws["shadows"],
+        serde_json::json!([shadowed.to_str().unwrap()])
+    );
+    assert_eq!(ws["version"], 1);
+    assert_eq!(ws["language"], "typescript");
+    assert_eq!(ws["input_schema"]["required"], serde_json::json!(["q"]));
+    assert_eq!(ws["sensitive_inputs"], serde_json::json!(["key"]));
+    assert!(stderr.contains("2 tools from 2 roots"), "{stderr}");
+}
+
+#[test]
+fn pi_tools_dirs_orders_roots_like_repeated_flags() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    tool(&a, "x", "x", 1);
+    let winner = tool(&b, "x", "x", 1);
+    let env = format!("{}:{}:/no/such/root", a.display(), b.display());
+    let (code, stdout, stderr) = run(toolhost()
+        .args(["list", "--json"])
+        .env("PI_TOOLS_DIRS", env));
+    assert_eq!(code, 0);
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(list[0]["path"], winner.to_str().unwrap());
+    assert!(
+        stderr.contains("warning: PI_TOOLS_DIRS: skipping /no/such/root"),
+        "{stderr}"
+    );
+    // Flags beat the environment.
+    let (_, stdout, _) = run(toolhost()
+        .args(["list", "--json", "--tools-dir"])
+        .arg(&a)
+        .env("PI_TOOLS_DIRS", b.as_os_str()));
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(list[0]["path"], a.join("x").to_str().unwrap());
+}
+
+#[test]
+fn data_layout_gives_each_user_their_own_overrides() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path();
+    tool(&data.join("tools"), "gmail", "gmail", 3);
+    tool(&data.join("tools"), "ocr", "ocr", 1);
+    let mine = tool(&data.join("ada@example.com/tools"), "my_gmail", "gmail", 1);
+    tool(
+        &data.join("ada@example.com/tools"),
+        "pdf",
+        "pdf_categorizer",
+        1,
+    );
+    let (_, stdout, _) = run(toolhost()
+        .args(["list", "--json", "--data"])
+        .arg(data)
+        .args(["--user", "ada@example.com"]));
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(names(&list), ["gmail", "ocr", "pdf_categorizer"]);
+    assert_eq!(list[0]["path"], mine.to_str().unwrap());
+    // Another user (with no folder yet) sees only the global tools.
+    let (code, stdout, stderr) = run(toolhost()
+        .args(["list", "--json", "--data"])
+        .arg(data)
+        .args(["--user", "bob@example.com"]));
+    assert_eq!(code, 0);
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(names(&list), ["gmail", "ocr"]);
+    assert!(stderr.contains("does not exist yet"), "{stderr}");
+    // A user cannot point outside the data directory.
+    let (code, _, stderr) = run(toolhost()
+        .args(["list", "--data"])
+        .arg(data)
+        .args(["--user", "../etc"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("invalid user"), "{stderr}");
+}
+
+#[test]
+fn list_table_shows_overrides() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    tool(&a, "x", "x", 1);
+    tool(&b, "x", "x", 7);
+    let (_, stdout, _) = run(toolhost()
+        .args(["list", "--tools-dir"])
+        .arg(&a)
+        .arg("--tools-dir")
+        .arg(&b));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("NAME"), "{stdout}");
+    assert!(
+        lines[1].starts_with("x ")
+            && lines[1].contains("  7  ")
+            && lines[1].contains(&format!("(overrides {})", a.join("x").display())),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn sync_reports_each_tool_and_supports_dry_run() {
+    let t = tempfile::tempdir().unwrap();
+    let (seed, target) = (t.path().join("seed"), t.path().join("target"));
+    tool(&seed, "a", "a", 2);
+    tool(&seed, "b", "b", 1);
+    tool(&target, "b", "b", 5);
+    let (code, stdout, _) = run(toolhost()
+        .args(["sync", "--dry-run", "--json"])
+        .arg(&seed)
+        .arg(&target));
+    assert_eq!(code, 0);
+    let items: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(items[0]["name"], "a");
+    assert_eq!(items[0]["action"], "copied");
+    assert_eq!(items[0]["seed_version"], 2);
+    assert_eq!(items[0]["target_version"], Value::Null);
+    assert_eq!(items[1]["action"], "kept_newer");
+    assert!(!target.join("a").exists(), "dry run copied");
+    let (code, stdout, _) = run(toolhost().arg("sync").arg(&seed).arg(&target));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("copied") && stdout.contains("kept (target newer)"),
+        "{stdout}"
+    );
+    assert!(target.join("a/TOOL.md").exists());
+    let (_, stdout, _) = run(toolhost().args(["sync", "--json"]).arg(&seed).arg(&target));
+    let items: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(items[0]["action"], "up_to_date");
+    // An invalid seed tool is reported and fails the run.
+    std::fs::write(seed.join("a/TOOL.md"), "no frontmatter").unwrap();
+    let (code, stdout, _) = run(toolhost().args(["sync", "--json"]).arg(&seed).arg(&target));
+    assert_eq!(code, 1);
+    let items: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(items[0]["action"], "invalid");
+}
+
+#[test]
+fn new_scaffolds_tools_that_pass_check_in_every_language() {
+    let t = tempfile::tempdir().unwrap();
+    for (name, lang, entry) in [
+        ("greet_ts", "typescript", "index.ts"),
+        ("greet_py", "python", "index.py"),
+        ("greet_sh", "bash", "index.sh"),
+    ] {
+        let (code, stdout, stderr) = run(toolhost()
+            .args(["new", name, "--language", lang, "--dir"])
+            .arg(t.path()));
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stdout.contains(&format!("created {}", t.path().join(name).display())),
+            "{stdout}"
+        );
+        assert!(t.path().join(name).join(entry).is_file());
+        let md = std::fs::read_to_string(t.path().join(name).join("TOOL.md")).unwrap();
+        assert!(
+            md.contains(&format!("language: {lang}")) && md.contains("# Bump on every change"),
+            "self-documenting"
+        );
+        let (code, stdout, _) = run(toolhost().arg("check").arg(t.path().join(name)));
+        assert_eq!(
+            (code, stdout.as_str()),
+            (0, ""),
+            "scaffold {lang} has findings"
+        );
+    }
+    let (code, _, stderr) = run(toolhost().args(["new", "greet_ts", "--dir"]).arg(t.path()));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("already exists"), "{stderr}");
+}
+
+#[test]
+fn scaffolded_python_and_bash_tools_follow_the_documented_protocol() {
+    let t = tempfile::tempdir().unwrap();
+    for (name, lang, interp, entry) in [
+        ("hi_py", "python", "python3", "index.py"),
+        ("hi_sh", "bash", "bash", "index.sh"),
+    ] {
+        run(toolhost()
+            .args(["new", name, "--language", lang, "--dir"])
+            .arg(t.path()));
+        let out = Command::new(interp)
+            .arg(t.path().join(name).join(entry))
+            .env("TOOL_PARAM_NAME", "Ada")
+            .env("TOOL_PARAM_STYLE", "excited")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(br#"{"name": "Ada", "style": "excited"}"#)?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{lang}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "Hello, Ada!\n",
+            "{lang}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("::progress:: Greeting Ada..."),
+            "{lang}"
+        );
+    }
+}
+
+#[test]
+fn list_watch_streams_changes() {
+    let t = tempfile::tempdir().unwrap();
+    tool(t.path(), "a", "a", 1);
+    let mut child = toolhost()
+        .args(["list", "--watch", "--json", "--tools-dir"])
+        .arg(t.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(names(&first), ["a"]);
+    // The watcher is installed after the first listing is printed: give it a moment,
+    // then keep touching the folder until the event shows up.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut got = None;
+    let mut version = 1;
+    while got.is_none() && Instant::now() < deadline {
+        tool(t.path(), "b", "b", version);
+        version += 1;
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(500)) {
+            got = Some(line);
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let event: Value = serde_json::from_str(&got.expect("no change event within 20 s")).unwrap();
+    assert_eq!(event["kind"], "added");
+    assert_eq!(event["name"], "b");
+    assert_eq!(event["tool"]["name"], "b");
+}

@@ -1,0 +1,131 @@
+//! Crash consistency of `toolhost sync`: kill the process with SIGKILL at many points of a
+//! copy and show the target tool is always wholly the old or wholly the new version.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const FILES: usize = 400;
+
+/// A tool whose every file carries `version`, with a file count that depends on it too.
+fn write_seed(seed: &Path, version: u64) {
+    let dir = seed.join("big");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::write(
+        dir.join("TOOL.md"),
+        format!("---\nname: big\ndescription: Big.\nversion: {version}\n---\n\n# Big\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("index.ts"), format!("// version {version}\nexport async function execute() {{ return {{ content: [] }}; }}\n")).unwrap();
+    for i in 0..FILES + version as usize {
+        std::fs::write(
+            dir.join(format!("data/{i:04}.txt")),
+            format!("version {version}\n").repeat(64),
+        )
+        .unwrap();
+    }
+}
+
+/// The version the target holds, after checking it is one version throughout.
+fn consistent_version(target: &Path) -> Option<u64> {
+    let dir = target.join("big");
+    if !dir.exists() {
+        return None;
+    }
+    let version =
+        toolhost_spec::peek_version(&std::fs::read(dir.join("TOOL.md")).unwrap()).unwrap();
+    let index = std::fs::read_to_string(dir.join("index.ts")).unwrap();
+    assert!(
+        index.starts_with(&format!("// version {version}\n")),
+        "index.ts of another version than TOOL.md {version}"
+    );
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir.join("data")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert_eq!(
+            text,
+            format!("version {version}\n").repeat(64),
+            "a data file of another version than {version}"
+        );
+        count += 1;
+    }
+    assert_eq!(
+        count,
+        FILES + version as usize,
+        "version {version} has the wrong number of files"
+    );
+    Some(version)
+}
+
+fn sync(seed: &Path, target: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("sync")
+        .arg(seed)
+        .arg(target)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigkill_mid_sync_never_leaves_a_mixed_tool() {
+    let t = tempfile::tempdir().unwrap();
+    let (seed, target) = (t.path().join("seed"), t.path().join("target"));
+    write_seed(&seed, 1);
+    let started = Instant::now();
+    assert!(sync(&seed, &target).wait().unwrap().success());
+    let full = started.elapsed();
+    assert_eq!(consistent_version(&target), Some(1));
+
+    let mut outcomes = (0, 0); // (kept old, got new)
+    for round in 0..12u64 {
+        let old = consistent_version(&target).unwrap();
+        let new = old + 1;
+        write_seed(&seed, new);
+        let mut child = sync(&seed, &target);
+        // Spread the kills over the whole copy, from before it starts to after it ends.
+        let delay = full.mul_f64(round as f64 / 10.0);
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        child.wait().unwrap();
+        let now = consistent_version(&target).expect("the target tool vanished");
+        assert!(
+            now == old || now == new,
+            "round {round}: version {now}, expected {old} or {new}"
+        );
+        if now == old {
+            outcomes.0 += 1
+        } else {
+            outcomes.1 += 1
+        }
+        // Whatever the crash left is cleaned up by the next run, and hidden meanwhile.
+        let catalog = toolhost_catalog::Catalog::scan(vec![toolhost_catalog::Root {
+            path: target.clone(),
+            origin: toolhost_catalog::RootOrigin::Flag,
+        }]);
+        assert_eq!(catalog.len(), 1);
+        assert!(
+            catalog.diagnostics().is_empty(),
+            "{:?}",
+            catalog.diagnostics()
+        );
+    }
+    assert!(sync(&seed, &target).wait().unwrap().success());
+    let leftovers: Vec<_> = std::fs::read_dir(&target)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers,
+        ["big"],
+        "a later sync removes what crashed ones left"
+    );
+    // The test must have seen both outcomes to mean anything.
+    assert!(
+        outcomes.0 > 0 && outcomes.1 > 0,
+        "kills never landed mid-copy: {outcomes:?} (full sync took {full:?})"
+    );
+}
