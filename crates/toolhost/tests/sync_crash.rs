@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 const FILES: usize = 400;
 
@@ -70,38 +70,60 @@ fn sync(seed: &Path, target: &Path) -> std::process::Child {
         .unwrap()
 }
 
+/// Files copied so far into a staging folder, if a copy is under way.
+fn staged_files(target: &Path) -> Option<usize> {
+    let staging = std::fs::read_dir(target)
+        .ok()?
+        .filter_map(Result::ok)
+        .find(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".toolhost-sync.")
+        })?;
+    Some(
+        std::fs::read_dir(staging.path().join("data"))
+            .map(|d| d.count())
+            .unwrap_or(0),
+    )
+}
+
 #[test]
 fn sigkill_mid_sync_never_leaves_a_mixed_tool() {
     let t = tempfile::tempdir().unwrap();
     let (seed, target) = (t.path().join("seed"), t.path().join("target"));
     write_seed(&seed, 1);
-    let started = Instant::now();
     assert!(sync(&seed, &target).wait().unwrap().success());
-    let full = started.elapsed();
     assert_eq!(consistent_version(&target), Some(1));
 
-    let mut outcomes = (0, 0); // (kept old, got new)
+    let mut killed_mid_copy = 0;
     for round in 0..12u64 {
         let old = consistent_version(&target).unwrap();
         let new = old + 1;
         write_seed(&seed, new);
         let mut child = sync(&seed, &target);
-        // Spread the kills over the whole copy, from before it starts to after it ends.
-        let delay = full.mul_f64(round as f64 / 10.0);
-        std::thread::sleep(delay);
-        let _ = child.kill();
+        // Kill once the copy has staged round/10 of its files: from "staging folder just
+        // made" to "every file staged, swap imminent". The last rounds run to the end.
+        let kill_at = (FILES as u64 * round / 10) as usize;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if round < 11 && staged_files(&target).is_some_and(|n| n >= kill_at) {
+                child.kill().unwrap();
+                killed_mid_copy += 1;
+                break;
+            }
+            assert!(Instant::now() < deadline, "sync did not finish in 60 s");
+            std::thread::sleep(Duration::from_micros(200));
+        }
         child.wait().unwrap();
         let now = consistent_version(&target).expect("the target tool vanished");
         assert!(
             now == old || now == new,
             "round {round}: version {now}, expected {old} or {new}"
         );
-        if now == old {
-            outcomes.0 += 1
-        } else {
-            outcomes.1 += 1
-        }
-        // Whatever the crash left is cleaned up by the next run, and hidden meanwhile.
+        // Whatever the crash left is hidden from discovery meanwhile.
         let catalog = toolhost_catalog::Catalog::scan(vec![toolhost_catalog::Root {
             path: target.clone(),
             origin: toolhost_catalog::RootOrigin::Flag,
@@ -113,6 +135,11 @@ fn sigkill_mid_sync_never_leaves_a_mixed_tool() {
             catalog.diagnostics()
         );
     }
+    // The kills must have landed mid-copy for the test to mean anything.
+    assert!(
+        killed_mid_copy >= 8,
+        "only {killed_mid_copy} kills landed mid-copy"
+    );
     assert!(sync(&seed, &target).wait().unwrap().success());
     let leftovers: Vec<_> = std::fs::read_dir(&target)
         .unwrap()
@@ -123,9 +150,11 @@ fn sigkill_mid_sync_never_leaves_a_mixed_tool() {
         ["big"],
         "a later sync removes what crashed ones left"
     );
-    // The test must have seen both outcomes to mean anything.
-    assert!(
-        outcomes.0 > 0 && outcomes.1 > 0,
-        "kills never landed mid-copy: {outcomes:?} (full sync took {full:?})"
+    let seed_version =
+        toolhost_spec::peek_version(&std::fs::read(seed.join("big/TOOL.md")).unwrap());
+    assert_eq!(
+        consistent_version(&target),
+        seed_version,
+        "the final sync lands the seed"
     );
 }
