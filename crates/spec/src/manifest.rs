@@ -1,5 +1,7 @@
 //! The validated contents of a TOOL.md file.
 
+use std::time::Duration;
+
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -76,6 +78,12 @@ pub struct ToolManifest {
     pub version_declared: bool,
     pub language: Language,
     pub inputs: Vec<Input>,
+    /// Toolhost extension: the call's deadline (`timeout: 120`, in seconds).
+    #[serde(skip_serializing_if = "Option::is_none", with = "opt_secs")]
+    pub timeout: Option<Duration>,
+    /// Toolhost extension: how long a call may go without a progress update.
+    #[serde(skip_serializing_if = "Option::is_none", with = "opt_secs")]
+    pub idle_timeout: Option<Duration>,
     /// Frontmatter keys this version does not know, kept verbatim.
     pub extra: Map<String, Value>,
     /// The Markdown body: the documentation the agent reads.
@@ -126,5 +134,18 @@ impl ToolManifest {
             .iter()
             .filter(|i| i.sensitive)
             .map(|i| i.name.as_str())
+    }
+}
+
+mod opt_secs {
+    use std::time::Duration;
+
+    use serde::Serializer;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_f64(d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
     }
 }

@@ -23,14 +23,9 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const TOP_LEVEL_KEYS: &[&str] = &[
-    "name",
-    "label",
-    "description",
-    "version",
-    "language",
-    "inputs",
-];
+/// The seed's keys, then Toolhost's extensions.
+const TOP_LEVEL_KEYS: &[&str] =
+    &["name", "label", "description", "version", "language", "inputs", "timeout", "idle_timeout"];
 const INPUT_KEYS: &[&str] = &[
     "type",
     "description",
@@ -156,6 +151,8 @@ impl Cx<'_> {
         let mut version = None;
         let mut language = Language::default();
         let mut inputs = Vec::new();
+        let mut timeout = None;
+        let mut idle_timeout = None;
         let mut extra = Map::new();
         let mut seen = Vec::new();
 
@@ -177,6 +174,8 @@ impl Cx<'_> {
                 "version" => version = self.version(value),
                 "language" => language = self.language(value).unwrap_or(language),
                 "inputs" => inputs = self.inputs(value),
+                "timeout" => timeout = self.seconds(k, value),
+                "idle_timeout" => idle_timeout = self.seconds(k, value),
                 _ => {
                     let at = self.pos(key);
                     self.warn(
@@ -225,6 +224,8 @@ impl Cx<'_> {
             version_declared,
             language,
             inputs,
+            timeout,
+            idle_timeout,
             extra,
             body: String::new(),
         })
@@ -311,6 +312,22 @@ impl Cx<'_> {
                     Code::VersionInvalid,
                     "`version` must be a non-negative integer, such as `version: 1`",
                 );
+                None
+            }
+        }
+    }
+
+    fn seconds(&mut self, field: &str, node: &Node<'_>) -> Option<std::time::Duration> {
+        let secs = match &node.data {
+            Data::Scalar(Scalar::Integer(n)) => Some(*n as f64),
+            Data::Scalar(Scalar::FloatingPoint(f)) => Some(f.into_inner()),
+            _ => None,
+        };
+        match secs.and_then(|s| (s > 0.0).then(|| std::time::Duration::try_from_secs_f64(s).ok()).flatten()) {
+            Some(d) => Some(d),
+            None => {
+                let at = self.pos(node);
+                self.error(at, Code::FieldType, format!("`{field}` must be a positive number of seconds, such as `{field}: 120`"));
                 None
             }
         }

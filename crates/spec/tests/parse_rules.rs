@@ -316,6 +316,20 @@ fn fields_and_defaults_follow_the_seed() {
 }
 
 #[test]
+fn timeouts_are_a_toolhost_extension() {
+    let src = md(&format!("{BASE}timeout: 120\nidle_timeout: 2.5\n"));
+    let p = parse_tool_md(Path::new("TOOL.md"), src.as_bytes());
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let m = p.manifest.unwrap();
+    assert_eq!(m.timeout, Some(std::time::Duration::from_secs(120)));
+    assert_eq!(m.idle_timeout, Some(std::time::Duration::from_millis(2500)));
+    for bad in ["timeout: 0", "timeout: -3", "timeout: soon", "idle_timeout: [1]"] {
+        let p = parse_tool_md(Path::new("TOOL.md"), md(&format!("{BASE}{bad}\n")).as_bytes());
+        assert_eq!(p.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::FieldType], "{bad}");
+    }
+}
+
+#[test]
 fn values_accept_comma_strings_and_lists() {
     let src = md(&format!(
         "{BASE}inputs:\n  a:\n    type: enum\n    values: single, batch\n    description: d\n  b:\n    type: enum\n    values: [x, 2, true]\n    description: d\n"
@@ -330,10 +344,10 @@ fn values_accept_comma_strings_and_lists() {
 
 #[test]
 fn unknown_keys_are_kept() {
-    let src = md(&format!("{BASE}timeout: 30\ntags: [a, b]\n"));
+    let src = md(&format!("{BASE}retries: 30\ntags: [a, b]\n"));
     let p = parse_tool_md(Path::new("TOOL.md"), src.as_bytes());
     let m = p.manifest.unwrap();
-    assert_eq!(m.extra.get("timeout"), Some(&json!(30)));
+    assert_eq!(m.extra.get("retries"), Some(&json!(30)));
     assert_eq!(m.extra.get("tags"), Some(&json!(["a", "b"])));
 }
 
