@@ -198,10 +198,11 @@ impl Catalog {
         let is_tool_dir = !folder_name.starts_with('.') && dir.is_dir();
         let new = is_tool_dir.then(|| folder::load(&self.roots[i].path, i, &dir));
         let old = self.folders[i].get(folder_name);
-        if let (Some(old), Some(new)) = (old, &new) {
-            if old.hash == new.hash && old.diagnostics == new.diagnostics {
-                return;
-            }
+        if let (Some(old), Some(new)) = (old, &new)
+            && old.hash == new.hash
+            && old.diagnostics == new.diagnostics
+        {
+            return;
         }
         let key = (i, folder_name.to_string());
         if let Some(old_tool) = old.and_then(|o| o.tool.as_ref()) {

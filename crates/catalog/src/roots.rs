@@ -80,6 +80,7 @@ impl RootsConfig {
         let Some(data) = &self.data else {
             return Err(CatalogError::NoRoots);
         };
+        let data = &std::path::absolute(data).unwrap_or_else(|_| data.clone());
         if !data.is_dir() {
             return Err(CatalogError::MissingData(data.clone()));
         }
@@ -108,9 +109,10 @@ impl RootsConfig {
     }
 }
 
+/// The directory as an absolute path (tools run elsewhere than the current directory).
 fn existing_dir(p: &Path) -> Result<PathBuf, CatalogError> {
     match std::fs::metadata(p) {
-        Ok(m) if m.is_dir() => Ok(p.to_path_buf()),
+        Ok(m) if m.is_dir() => Ok(std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
         Ok(_) => Err(CatalogError::NotADirectory(p.to_path_buf())),
         Err(_) => Err(CatalogError::MissingRoot(p.to_path_buf())),
     }

@@ -139,12 +139,13 @@ fn sync_one(folder: &str, seed_dir: &Path, target_dir: &Path, opts: &SyncOptions
             manifest.version
         ));
     }
-    if item.action == SyncAction::Copied && !opts.dry_run {
-        if let Err(e) = replace_atomically(seed_dir, target_dir, opts.fault.as_deref()) {
-            item.action = SyncAction::Failed;
-            item.notes
-                .push(format!("copy failed, target left as it was: {e}"));
-        }
+    if item.action == SyncAction::Copied
+        && !opts.dry_run
+        && let Err(e) = replace_atomically(seed_dir, target_dir, opts.fault.as_deref())
+    {
+        item.action = SyncAction::Failed;
+        item.notes
+            .push(format!("copy failed, target left as it was: {e}"));
     }
     item
 }

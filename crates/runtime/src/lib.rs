@@ -1,1 +1,29 @@
-//! Runs tool calls. Filled by the runtime issue; the layer and its dependencies are fixed now.
+//! Runs tool calls: argument validation, language runners (TypeScript and JavaScript on
+//! warm Node.js workers, Python and Bash one process per call, native Rust tools),
+//! progress, cancellation, deadlines, output caps, error normalisation and redaction.
+//!
+//! The entry point is [`Runtime::call`], which returns a [`Call`]: a stream of progress
+//! events and one final [`ToolResult`], and a way to cancel.
+
+mod call;
+mod config;
+mod error;
+mod native;
+mod node;
+mod process;
+mod redact;
+mod result;
+mod runtime;
+mod transpile;
+mod validate;
+mod version;
+
+pub use call::{Call, CallEvent, Canceller, Progress};
+pub use config::{RuntimeConfig, ToolEnv, UserSpace};
+pub use error::RuntimeError;
+pub use native::{NativeContext, NativeTool};
+pub use redact::{REDACTED, Secrets};
+pub use result::{ToolResult, cap_text, normalise, text_block};
+pub use runtime::{CallRequest, Runtime, ToolRef};
+pub use transpile::*;
+pub use validate::{ArgsError, ArgsValidator, Problem};

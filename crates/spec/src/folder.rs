@@ -109,10 +109,10 @@ pub fn inspect_folder(
         return report;
     };
     report.entry = resolve_entry(dir, manifest.language, opts.lint, &mut report.diagnostics);
-    if opts.lint {
-        if let Some(entry) = &report.entry {
-            lint_file(entry, &mut report.diagnostics);
-        }
+    if opts.lint
+        && let Some(entry) = &report.entry
+    {
+        lint_file(entry, &mut report.diagnostics);
     }
     report.manifest = Some(manifest);
     report

@@ -24,8 +24,16 @@ pub struct Parsed {
 }
 
 /// The seed's keys, then Toolhost's extensions.
-const TOP_LEVEL_KEYS: &[&str] =
-    &["name", "label", "description", "version", "language", "inputs", "timeout", "idle_timeout"];
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "name",
+    "label",
+    "description",
+    "version",
+    "language",
+    "inputs",
+    "timeout",
+    "idle_timeout",
+];
 const INPUT_KEYS: &[&str] = &[
     "type",
     "description",
@@ -323,11 +331,21 @@ impl Cx<'_> {
             Data::Scalar(Scalar::FloatingPoint(f)) => Some(f.into_inner()),
             _ => None,
         };
-        match secs.and_then(|s| (s > 0.0).then(|| std::time::Duration::try_from_secs_f64(s).ok()).flatten()) {
+        match secs.and_then(|s| {
+            (s > 0.0)
+                .then(|| std::time::Duration::try_from_secs_f64(s).ok())
+                .flatten()
+        }) {
             Some(d) => Some(d),
             None => {
                 let at = self.pos(node);
-                self.error(at, Code::FieldType, format!("`{field}` must be a positive number of seconds, such as `{field}: 120`"));
+                self.error(
+                    at,
+                    Code::FieldType,
+                    format!(
+                        "`{field}` must be a positive number of seconds, such as `{field}: 120`"
+                    ),
+                );
                 None
             }
         }

@@ -152,15 +152,15 @@ impl<'a> Builder<'a> {
                 None => *key = Some(node),
                 Some(k) => {
                     if let Data::Map(pairs) = &mut map.data {
-                        if let Data::Scalar(key) = &k.data {
-                            if pairs.iter().any(
+                        if let Data::Scalar(key) = &k.data
+                            && pairs.iter().any(
                                 |(other, _)| matches!(&other.data, Data::Scalar(o) if o == key),
-                            ) {
-                                let at = k.start;
-                                let text = key_text(key);
-                                self.fail(at, format!("duplicate key `{text}`"));
-                                return;
-                            }
+                            )
+                        {
+                            let at = k.start;
+                            let text = key_text(key);
+                            self.fail(at, format!("duplicate key `{text}`"));
+                            return;
                         }
                         pairs.push((k, node));
                     }

@@ -323,9 +323,21 @@ fn timeouts_are_a_toolhost_extension() {
     let m = p.manifest.unwrap();
     assert_eq!(m.timeout, Some(std::time::Duration::from_secs(120)));
     assert_eq!(m.idle_timeout, Some(std::time::Duration::from_millis(2500)));
-    for bad in ["timeout: 0", "timeout: -3", "timeout: soon", "idle_timeout: [1]"] {
-        let p = parse_tool_md(Path::new("TOOL.md"), md(&format!("{BASE}{bad}\n")).as_bytes());
-        assert_eq!(p.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::FieldType], "{bad}");
+    for bad in [
+        "timeout: 0",
+        "timeout: -3",
+        "timeout: soon",
+        "idle_timeout: [1]",
+    ] {
+        let p = parse_tool_md(
+            Path::new("TOOL.md"),
+            md(&format!("{BASE}{bad}\n")).as_bytes(),
+        );
+        assert_eq!(
+            p.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(),
+            [Code::FieldType],
+            "{bad}"
+        );
     }
 }
 

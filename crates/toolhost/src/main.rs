@@ -2,6 +2,7 @@
 
 mod catalog_args;
 mod cmd;
+mod config;
 mod output;
 
 use std::process::ExitCode;
@@ -35,6 +36,8 @@ enum Command {
     Sync(cmd::sync::Args),
     /// Scaffold a new tool folder that passes `check`.
     New(cmd::new::Args),
+    /// Call a tool and print its result (progress goes to stderr).
+    Call(cmd::call::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::List(args) => cmd::list::run(args),
         Command::Sync(args) => cmd::sync::run(args),
         Command::New(args) => cmd::new::run(args),
+        Command::Call(args) => cmd::call::run(args),
     };
     match result {
         Ok(code) => code,

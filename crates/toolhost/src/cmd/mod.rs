@@ -1,3 +1,4 @@
+pub mod call;
 pub mod check;
 pub mod list;
 pub mod new;

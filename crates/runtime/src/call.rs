@@ -1,0 +1,123 @@
+//! The caller's side of a call: a stream of progress events, one final result, cancel.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::{Notify, oneshot, watch};
+
+use crate::ToolResult;
+
+/// One progress update. `seq` increases by one per update the tool sent; a caller that
+/// falls far behind a flooding tool sees gaps (updates coalesced), never a reordering,
+/// and always the last one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub seq: u64,
+    pub content: Vec<Value>,
+}
+
+impl Progress {
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallEvent {
+    Progress(Progress),
+    Done(ToolResult),
+}
+
+/// Updates waiting for the caller. Bounded: past `MAX_QUEUED`, a new update replaces the
+/// newest waiting one, so a flood costs constant memory and the last update survives.
+#[derive(Default)]
+pub(crate) struct ProgressQueue {
+    queue: Mutex<VecDeque<Progress>>,
+    ready: Notify,
+}
+
+const MAX_QUEUED: usize = 256;
+
+impl ProgressQueue {
+    pub(crate) fn push(&self, p: Progress) {
+        if let Ok(mut q) = self.queue.lock() {
+            if q.len() >= MAX_QUEUED {
+                q.pop_back();
+            }
+            q.push_back(p);
+        }
+        self.ready.notify_one();
+    }
+
+    fn pop(&self) -> Option<Progress> {
+        self.queue.lock().ok()?.pop_front()
+    }
+}
+
+/// A running call. Dropping it cancels the call.
+pub struct Call {
+    pub id: String,
+    pub(crate) progress: Arc<ProgressQueue>,
+    pub(crate) result: Option<oneshot::Receiver<ToolResult>>,
+    pub(crate) cancel: watch::Sender<bool>,
+    pub(crate) done: Option<ToolResult>,
+}
+
+impl Call {
+    /// Asks the tool to stop: its AbortSignal fires; if it does not settle within the
+    /// grace period its processes are killed. The call then ends with a "cancelled" error.
+    pub fn cancel(&self) {
+        let _ = self.cancel.send(true);
+    }
+
+    /// A handle that can cancel this call from elsewhere.
+    pub fn canceller(&self) -> Canceller {
+        Canceller(self.cancel.clone())
+    }
+
+    /// The next event: progress updates in order, then the result, then `None`.
+    pub async fn next(&mut self) -> Option<CallEvent> {
+        loop {
+            if let Some(p) = self.progress.pop() {
+                return Some(CallEvent::Progress(p));
+            }
+            if let Some(done) = self.done.take() {
+                return Some(CallEvent::Done(done));
+            }
+            let result = self.result.as_mut()?;
+            tokio::select! {
+                biased;
+                _ = self.progress.ready.notified() => {}
+                r = result => {
+                    self.result = None;
+                    self.done = Some(r.unwrap_or_else(|_| ToolResult::error("the call ended without a result")));
+                }
+            }
+        }
+    }
+
+    /// Waits for the result, skipping progress.
+    pub async fn result(mut self) -> ToolResult {
+        while let Some(event) = self.next().await {
+            if let CallEvent::Done(r) = event {
+                return r;
+            }
+        }
+        ToolResult::error("the call ended without a result")
+    }
+}
+
+/// Cancels a call from another task.
+#[derive(Clone)]
+pub struct Canceller(watch::Sender<bool>);
+
+impl Canceller {
+    pub fn cancel(&self) {
+        let _ = self.0.send(true);
+    }
+}

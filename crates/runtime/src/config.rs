@@ -1,0 +1,139 @@
+//! Runtime settings: the `[runtime]`, `[env]` and `[resources]` tables of `toolhost.toml`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// How calls run. Every field has a default, so an empty config works.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuntimeConfig {
+    /// The Node.js executable for TypeScript and JavaScript tools.
+    pub node: PathBuf,
+    pub python: PathBuf,
+    pub bash: PathBuf,
+    /// Node.js workers alive at once, over all users.
+    pub max_workers: usize,
+    /// Calls one worker runs concurrently before another worker is started.
+    pub max_calls_per_worker: usize,
+    /// A worker with no call for this long is retired.
+    #[serde(with = "secs")]
+    pub worker_idle_retire: Duration,
+    /// Deadline of a call, unless the tool's `timeout` (TOOL.md) or the caller says otherwise.
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    /// A call with no progress update for this long is stopped; progress resets it.
+    #[serde(with = "secs")]
+    pub idle_timeout: Duration,
+    /// How long a cancelled call may take to settle before its process group is killed.
+    #[serde(with = "millis")]
+    pub cancel_grace: Duration,
+    /// Most bytes of text a result may carry; the rest is cut with a note.
+    pub max_result_bytes: usize,
+    /// Where transpiled TypeScript and the embedded harness are kept.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            node: "node".into(),
+            python: "python3".into(),
+            bash: "bash".into(),
+            max_workers: 8,
+            max_calls_per_worker: 64,
+            worker_idle_retire: Duration::from_secs(300),
+            timeout: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(120),
+            cancel_grace: Duration::from_millis(2000),
+            max_result_bytes: 1024 * 1024,
+            cache_dir: None,
+        }
+    }
+}
+
+impl RuntimeConfig {
+    pub fn cache_dir(&self) -> PathBuf {
+        self.cache_dir.clone().unwrap_or_else(default_cache_dir)
+    }
+}
+
+fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("toolhost");
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(home).join(".cache/toolhost");
+    }
+    std::env::temp_dir().join("toolhost-cache")
+}
+
+/// The environment every tool process gets, and nothing else: the seed's variables.
+#[derive(Debug, Clone, Default)]
+pub struct ToolEnv {
+    /// `[env]`: PI_SEARXNG_URL, OFFICER_APIFY_TOKEN, OFFICER_EMAIL_DB, … and any others
+    /// the operator adds.
+    pub vars: BTreeMap<String, String>,
+    /// `[resources.NAME]` tables, passed as the JSON object `OFFICER_RESOURCES`.
+    pub resources: serde_json::Map<String, Value>,
+    /// The tool roots, passed as `PI_TOOLS_DIRS`.
+    pub tools_dirs: Vec<PathBuf>,
+}
+
+/// Where one user's data lives: HOME, OFFICER_USER_HOME and OFFICER_USER_ROOT point here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UserSpace {
+    pub user: String,
+    pub home: PathBuf,
+}
+
+impl ToolEnv {
+    /// The full environment of a tool process run for `space`.
+    pub fn for_user(&self, space: &UserSpace) -> Vec<(String, String)> {
+        let home = space.home.display().to_string();
+        let mut env: BTreeMap<String, String> = BTreeMap::new();
+        env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into());
+        env.insert("LANG".into(), "C.UTF-8".into());
+        env.insert("HOME".into(), home.clone());
+        env.insert("OFFICER_USER_HOME".into(), home.clone());
+        env.insert("OFFICER_USER_ROOT".into(), home);
+        let dirs: Vec<String> = self
+            .tools_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        env.insert("PI_TOOLS_DIRS".into(), dirs.join(":"));
+        env.insert(
+            "OFFICER_RESOURCES".into(),
+            Value::Object(self.resources.clone()).to_string(),
+        );
+        for (k, v) in &self.vars {
+            env.insert(k.clone(), v.clone());
+        }
+        env.into_iter().collect()
+    }
+}
+
+mod secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
+    }
+}
+
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_millis(u64::deserialize(d)?))
+    }
+}

@@ -1,0 +1,54 @@
+//! Tools written in Rust: the interface the tool sets of plugins implement.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+/// A tool implemented in Rust. It goes through the same call path as folder tools:
+/// argument validation, deadlines, cancellation, progress, result normalisation.
+pub trait NativeTool: Send + Sync + 'static {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// The JSON Schema of the arguments (for example derived with schemars).
+    fn input_schema(&self) -> Value;
+    /// Names of arguments that must never be logged.
+    fn sensitive_inputs(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Runs the tool. Return a `{content: [...]}` object, a string or any JSON value (see
+    /// [`crate::normalise`]), or an error message for the model.
+    fn call(
+        &self,
+        args: Value,
+        ctx: NativeContext,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
+}
+
+/// What a native tool gets besides its arguments.
+#[derive(Clone)]
+pub struct NativeContext {
+    pub tool_call_id: String,
+    pub(crate) cancelled: watch::Receiver<bool>,
+    pub(crate) progress: tokio::sync::mpsc::UnboundedSender<crate::node::WorkerEvent>,
+}
+
+impl NativeContext {
+    /// True once the call was cancelled or timed out.
+    pub fn is_cancelled(&self) -> bool {
+        *self.cancelled.borrow()
+    }
+
+    /// Resolves when the call is cancelled or times out.
+    pub async fn cancelled(&mut self) {
+        let _ = self.cancelled.wait_for(|c| *c).await;
+    }
+
+    /// Reports progress to the caller.
+    pub fn progress(&self, text: impl Into<String>) {
+        let _ = self.progress.send(crate::node::WorkerEvent::Progress(vec![
+            crate::result::text_block(text),
+        ]));
+    }
+}

@@ -1,0 +1,207 @@
+// Toolhost's Node.js worker: loads tool entry files and runs their `execute` for the host.
+//
+// argv: <transpile cache dir> <unix socket path>. The host listens on the socket and
+// accepts exactly this process's connection. Frames in both directions are a 4-byte
+// big-endian length and a UTF-8 JSON object. Messages:
+//   host → worker: {type:'call', id, entry, version, toolCallId, params, maxText}
+//                  {type:'cancel', id}
+//   worker → host: {type:'ready', pid, node}
+//                  {type:'progress', id, content}
+//                  {type:'log', id, level, text}          (console and stdout/stderr of a call)
+//                  {type:'result', id, value, truncated}  (what execute returned)
+//                  {type:'error', id, kind, message, stack}
+// The socket, unlike inherited fds, is close-on-exec: processes a tool spawns never see it.
+
+import { register } from 'node:module';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { pathToFileURL } from 'node:url';
+import { format } from 'node:util';
+import net from 'node:net';
+
+const [cacheDir, socketPath] = process.argv.splice(2, 2);
+register(new URL('./hooks.mjs', import.meta.url), { data: { cacheDir } });
+
+const MAX_LOG = 8 * 1024;
+const MAX_LOGS_PER_CALL = 1000;
+const MAX_PROGRESS_TEXT = 64 * 1024;
+const PROGRESS_INTERVAL_MS = 10;
+
+const als = new AsyncLocalStorage();
+const calls = new Map();
+const socket = net.createConnection(socketPath);
+
+function frame(json) {
+  const body = Buffer.from(json, 'utf8');
+  const head = Buffer.allocUnsafe(4);
+  head.writeUInt32BE(body.length, 0);
+  socket.write(head);
+  socket.write(body);
+}
+
+function send(message) {
+  frame(JSON.stringify(message));
+}
+
+// --- console and stdio capture: output belongs to the call it came from -------------
+
+function capture(level, text) {
+  const id = als.getStore() ?? null;
+  const call = id === null ? null : calls.get(id);
+  if (call) {
+    call.logs += 1;
+    if (call.logs > MAX_LOGS_PER_CALL) {
+      if (call.logs === MAX_LOGS_PER_CALL + 1) send({ type: 'log', id, level: 'warn', text: 'toolhost: further output of this call dropped' });
+      return;
+    }
+  }
+  const cut = text.length > MAX_LOG ? `${text.slice(0, MAX_LOG)}… (${text.length} characters)` : text;
+  send({ type: 'log', id, level, text: cut });
+}
+
+for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace']) {
+  console[level] = (...args) => capture(level, format(...args));
+}
+for (const [stream, level] of [[process.stdout, 'stdout'], [process.stderr, 'stderr']]) {
+  stream.write = (chunk, encoding, callback) => {
+    capture(level, typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') process.nextTick(done);
+    return true;
+  };
+}
+
+// --- progress: immediate, in order, coalesced under flood, last one never lost ------
+
+function progressContent(partial) {
+  const content = Array.isArray(partial?.content) ? partial.content : [{ type: 'text', text: String(partial) }];
+  return content.map((block) =>
+    typeof block?.text === 'string' && block.text.length > MAX_PROGRESS_TEXT
+      ? { ...block, text: `${block.text.slice(0, MAX_PROGRESS_TEXT)}…` }
+      : block,
+  );
+}
+
+function flushProgress(id, call) {
+  if (call.timer) {
+    clearTimeout(call.timer);
+    call.timer = null;
+  }
+  if (call.pending !== null) {
+    const partial = call.pending;
+    call.pending = null;
+    call.lastSent = Date.now();
+    try {
+      send({ type: 'progress', id, content: progressContent(partial) });
+    } catch (e) {
+      capture('warn', `toolhost: progress update could not be serialised: ${e?.message ?? e}`);
+    }
+  }
+}
+
+function onUpdateFor(id, call) {
+  return (partial) => {
+    if (call.done) return;
+    call.pending = partial;
+    const wait = PROGRESS_INTERVAL_MS - (Date.now() - call.lastSent);
+    if (wait <= 0 && !call.timer) flushProgress(id, call);
+    else if (!call.timer) call.timer = setTimeout(() => flushProgress(id, call), Math.max(wait, 0));
+  };
+}
+
+// --- results ------------------------------------------------------------------------
+
+function cutContent(value, maxText) {
+  let budget = maxText;
+  const content = value.content.map((block) => {
+    if (typeof block?.text !== 'string') return block;
+    const text = block.text.length > budget ? block.text.slice(0, budget) : block.text;
+    budget -= text.length;
+    return { ...block, text };
+  });
+  return { ...value, content, structuredContent: undefined };
+}
+
+function sendResult(id, value, maxText) {
+  let json;
+  try {
+    json = JSON.stringify(value === undefined ? null : value);
+  } catch (e) {
+    send({ type: 'error', id, kind: 'serialize', message: `execute returned a value that cannot be turned into JSON: ${e?.message ?? e}` });
+    return;
+  }
+  if (json === undefined) json = 'null';
+  if (json.length <= maxText + 64 * 1024) {
+    frame(`{"type":"result","id":${id},"truncated":false,"value":${json}}`);
+  } else if (Array.isArray(value?.content)) {
+    send({ type: 'result', id, truncated: true, originalLength: json.length, value: cutContent(value, maxText) });
+  } else {
+    send({ type: 'result', id, truncated: true, originalLength: json.length, value: json.slice(0, maxText) });
+  }
+}
+
+function describe(error) {
+  if (error instanceof Error) return { message: error.message || error.name, stack: error.stack ?? '' };
+  if (error?.name === 'AbortError') return { message: 'aborted', stack: '' };
+  return { message: typeof error === 'string' ? error : format(error), stack: '' };
+}
+
+async function runCall({ id, entry, version, toolCallId, params, maxText }) {
+  const call = { controller: new AbortController(), pending: null, timer: null, lastSent: 0, logs: 0, done: false };
+  calls.set(id, call);
+  try {
+    await als.run(id, async () => {
+      let mod;
+      try {
+        mod = await import(`${pathToFileURL(entry).href}?v=${version}`);
+      } catch (e) {
+        send({ type: 'error', id, kind: 'load', ...describe(e) });
+        return;
+      }
+      if (typeof mod.execute !== 'function') {
+        const found = Object.keys(mod).join(', ') || 'nothing';
+        send({ type: 'error', id, kind: 'export', message: `the entry file has no named export \`execute\` (it exports: ${found})`, stack: '' });
+        return;
+      }
+      let value;
+      try {
+        value = await mod.execute(toolCallId, params, call.controller.signal, onUpdateFor(id, call));
+      } catch (e) {
+        call.done = true;
+        flushProgress(id, call);
+        send({ type: 'error', id, kind: 'throw', ...describe(e) });
+        return;
+      }
+      call.done = true;
+      flushProgress(id, call);
+      sendResult(id, value, maxText);
+    });
+  } finally {
+    call.done = true;
+    if (call.timer) clearTimeout(call.timer);
+    calls.delete(id);
+  }
+}
+
+function dispatch(message) {
+  if (message.type === 'call') {
+    runCall(message);
+  } else if (message.type === 'cancel') {
+    calls.get(message.id)?.controller.abort();
+  }
+}
+
+let buffer = Buffer.alloc(0);
+socket.on('data', (chunk) => {
+  buffer = buffer.length ? Buffer.concat([buffer, chunk]) : chunk;
+  while (buffer.length >= 4) {
+    const length = buffer.readUInt32BE(0);
+    if (buffer.length < 4 + length) break;
+    const body = buffer.subarray(4, 4 + length);
+    buffer = buffer.subarray(4 + length);
+    dispatch(JSON.parse(body.toString('utf8')));
+  }
+});
+// The host went away: nothing left to serve.
+socket.on('close', () => process.exit(0));
+socket.on('error', () => process.exit(0));
+socket.on('connect', () => send({ type: 'ready', pid: process.pid, node: process.version }));

@@ -1,0 +1,90 @@
+// Toolhost's module hooks for tool code, registered by harness.mjs (Node.js 20.6+).
+//
+// - TypeScript: Toolhost transpiles every .ts file of a tool folder with oxc before the
+//   first call and stores the JavaScript as <cacheDir>/<sha256 of the source>.js. This
+//   hook serves it under the original file URL, so `import.meta.url` (and the `__dirname`
+//   the transpiler derives from it) still point into the tool folder.
+// - Versions: an entry is imported as `file:///…/index.ts?v=<hash>`; the version is
+//   propagated to the tool's own relative imports so an edited tool reloads as a whole.
+// - .js files of a tool folder are ES modules (tools use `export`), whatever Node's
+//   package.json lookup would say; node_modules keep Node's normal rules.
+// - Relative imports may omit the extension or name `.js` for a `.ts` file, as tsc allows.
+
+import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+
+let cacheDir = '';
+
+export async function initialize(data) {
+  cacheDir = data.cacheDir;
+}
+
+const TS = /\.(ts|mts|cts|tsx)$/;
+const TOOL_JS = /\.(js|mjs)$/;
+
+function versionOf(url) {
+  const q = url.indexOf('?');
+  if (q < 0) return null;
+  return new URLSearchParams(url.slice(q + 1)).get('v');
+}
+
+function ownCode(url) {
+  return url.startsWith('file:') && !url.includes('/node_modules/');
+}
+
+function withVersion(result, version) {
+  if (!version || !ownCode(result.url) || result.url.includes('?')) return result;
+  return { ...result, url: `${result.url}?v=${version}` };
+}
+
+function alternatives(specifier) {
+  const out = [];
+  const m = specifier.match(/^(.*)\.(m?)js$/);
+  if (m) out.push(`${m[1]}.${m[2]}ts`);
+  if (!/\.[cm]?[jt]sx?$/.test(specifier)) {
+    out.push(`${specifier}.ts`, `${specifier}.js`, `${specifier}/index.ts`, `${specifier}/index.js`);
+  }
+  return out;
+}
+
+export async function resolve(specifier, context, nextResolve) {
+  const parent = context.parentURL;
+  const version = parent && ownCode(parent) ? versionOf(parent) : null;
+  try {
+    return withVersion(await nextResolve(specifier, context), version);
+  } catch (error) {
+    const relative = specifier.startsWith('./') || specifier.startsWith('../');
+    if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !relative) throw error;
+    for (const candidate of alternatives(specifier)) {
+      try {
+        return withVersion(await nextResolve(candidate, context), version);
+      } catch {
+        // try the next spelling
+      }
+    }
+    throw error;
+  }
+}
+
+export async function load(url, context, nextLoad) {
+  if (ownCode(url)) {
+    const path = fileURLToPath(url.split('?')[0]);
+    if (TS.test(path)) {
+      const source = await readFile(path);
+      const digest = createHash('sha256').update(source).digest('hex');
+      let js;
+      try {
+        js = await readFile(join(cacheDir, `${digest}.js`), 'utf8');
+      } catch {
+        throw new Error(`toolhost: ${path} changed after it was transpiled; call the tool again`);
+      }
+      return { format: 'module', source: js, shortCircuit: true };
+    }
+    if (TOOL_JS.test(path)) {
+      return { format: 'module', source: await readFile(path), shortCircuit: true };
+    }
+  }
+  return nextLoad(url, context);
+}

@@ -1,0 +1,424 @@
+//! One Node.js worker process and the calls running in it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixListener;
+use tokio::process::Command;
+use tokio::sync::mpsc;
+
+use super::frame::{self, ReadError};
+use crate::RuntimeError;
+use crate::config::UserSpace;
+
+/// What a running call reports, from a Node worker or a per-call process alike.
+#[derive(Debug)]
+pub(crate) enum WorkerEvent {
+    Progress(Vec<Value>),
+    Log {
+        level: String,
+        text: String,
+    },
+    Result {
+        value: Value,
+        truncated_from: Option<usize>,
+    },
+    Error {
+        kind: String,
+        message: String,
+        stack: String,
+    },
+    /// The process ended (or broke the protocol) before the call finished.
+    Died(String),
+}
+
+/// How the call loop stops what runs a call: ask nicely, then kill.
+pub(crate) enum Control {
+    Worker {
+        worker: Arc<Worker>,
+        id: u64,
+    },
+    Process {
+        pgid: i32,
+    },
+    /// A native tool: cancellation is its context's flag; killing aborts its task.
+    Task(tokio::task::AbortHandle),
+}
+
+impl Control {
+    pub fn cancel(&self) {
+        match self {
+            Control::Worker { worker, id } => worker.send(&json!({"type": "cancel", "id": id})),
+            Control::Process { pgid } => signal_group(*pgid, rustix::process::Signal::TERM),
+            Control::Task(_) => {}
+        }
+    }
+
+    pub fn kill(&self) {
+        match self {
+            Control::Worker { worker, .. } => worker.kill("killed after ignoring cancellation"),
+            Control::Process { pgid } => signal_group(*pgid, rustix::process::Signal::KILL),
+            Control::Task(task) => task.abort(),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Control::Worker { worker, id } = self {
+            worker.finish(*id);
+        }
+    }
+}
+
+pub(crate) fn signal_group(pgid: i32, signal: rustix::process::Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
+        // The group may be gone already; that is the goal anyway.
+        let _ = rustix::process::kill_process_group(pid, signal);
+    }
+}
+
+/// Everything needed to start a worker.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkerSpawn {
+    pub node: PathBuf,
+    pub harness: PathBuf,
+    pub ts_cache: PathBuf,
+    pub run_dir: PathBuf,
+    /// Frames larger than this are a protocol violation.
+    pub max_frame: usize,
+}
+
+pub(crate) struct Worker {
+    pub user: String,
+    pub pid: i32,
+    to_worker: mpsc::UnboundedSender<Vec<u8>>,
+    calls: Mutex<HashMap<u64, mpsc::UnboundedSender<WorkerEvent>>>,
+    next_id: AtomicU64,
+    alive: AtomicBool,
+    in_flight: AtomicUsize,
+    last_used: Mutex<Instant>,
+}
+
+static SOCKET_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Worker {
+    pub async fn spawn(
+        spawn: &WorkerSpawn,
+        space: &UserSpace,
+        env: Vec<(String, String)>,
+    ) -> Result<Arc<Worker>, RuntimeError> {
+        std::fs::create_dir_all(&space.home).map_err(|e| RuntimeError::io(&space.home, e))?;
+        let n = SOCKET_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let socket = spawn.run_dir.join(format!("w{n}.sock"));
+        let _ = std::fs::remove_file(&socket);
+        let listener = UnixListener::bind(&socket).map_err(|e| RuntimeError::io(&socket, e))?;
+        let mut child = Command::new(&spawn.node)
+            .arg("--enable-source-maps")
+            .arg(&spawn.harness)
+            .arg(&spawn.ts_cache)
+            .arg(&socket)
+            .env_clear()
+            .envs(env)
+            .current_dir(&space.home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| RuntimeError::Spawn {
+                program: spawn.node.clone(),
+                source: e,
+            })?;
+        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        let accepted = tokio::time::timeout(Duration::from_secs(20), listener.accept()).await;
+        drop(listener);
+        let _ = std::fs::remove_file(&socket);
+        let stream = match accepted {
+            Ok(Ok((stream, _))) => stream,
+            other => {
+                let _ = child.start_kill();
+                let why = match other {
+                    Ok(Err(e)) => e.to_string(),
+                    _ => "it did not connect within 20 s".into(),
+                };
+                return Err(RuntimeError::WorkerStart(format!(
+                    "Node.js worker failed to start: {why}"
+                )));
+            }
+        };
+        let (mut reader, mut writer) = stream.into_split();
+        match frame::read(&mut reader, spawn.max_frame).await {
+            Ok(Some(m)) if m["type"] == "ready" => {
+                tracing::debug!(pid, node = %m["node"], user = %space.user, "Node.js worker ready");
+            }
+            other => {
+                let _ = child.start_kill();
+                return Err(RuntimeError::WorkerStart(format!(
+                    "Node.js worker did not say ready: {other:?}"
+                )));
+            }
+        }
+
+        let (to_worker, mut outbox) = mpsc::unbounded_channel::<Vec<u8>>();
+        let worker = Arc::new(Worker {
+            user: space.user.clone(),
+            pid,
+            to_worker,
+            calls: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            alive: AtomicBool::new(true),
+            in_flight: AtomicUsize::new(0),
+            last_used: Mutex::new(Instant::now()),
+        });
+        tokio::spawn(async move {
+            while let Some(bytes) = outbox.recv().await {
+                if writer.write_all(&bytes).await.is_err() {
+                    break;
+                }
+            }
+        });
+        if let Some(out) = child.stdout.take() {
+            tokio::spawn(log_lines(out, pid, "stdout"));
+        }
+        if let Some(err) = child.stderr.take() {
+            tokio::spawn(log_lines(err, pid, "stderr"));
+        }
+        let w = Arc::clone(&worker);
+        let max_frame = spawn.max_frame;
+        tokio::spawn(async move {
+            let why = loop {
+                match frame::read(&mut reader, max_frame).await {
+                    Ok(Some(message)) => w.dispatch(message),
+                    Ok(None) => break None,
+                    Err(ReadError::Io(e)) => {
+                        tracing::debug!(pid = w.pid, "reading from the Node.js worker failed: {e}");
+                        break None;
+                    }
+                    Err(ReadError::TooLarge(n)) => {
+                        break Some(format!(
+                            "sent a {n}-byte message, over the protocol's limit"
+                        ));
+                    }
+                    Err(ReadError::Malformed(e)) => {
+                        break Some(format!("sent a malformed message ({e})"));
+                    }
+                }
+            };
+            if why.is_some() {
+                signal_group(w.pid, rustix::process::Signal::KILL);
+            }
+            let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+            let reason = match (why, status) {
+                (Some(why), _) => format!("the tool's Node.js process {why} and was stopped"),
+                (None, Ok(Ok(s))) => describe_exit(s),
+                (None, _) => {
+                    signal_group(w.pid, rustix::process::Signal::KILL);
+                    "the tool's Node.js process stopped answering".into()
+                }
+            };
+            w.died(&reason);
+        });
+        Ok(worker)
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Acquire)
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
+    pub fn idle_for(&self) -> Duration {
+        self.last_used
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
+    }
+
+    /// Starts a call; its events arrive on the returned receiver until a final one.
+    pub fn start_call(
+        self: &Arc<Self>,
+        entry: &Path,
+        version: &str,
+        tool_call_id: &str,
+        params: &Value,
+        max_text: usize,
+    ) -> (Control, mpsc::UnboundedReceiver<WorkerEvent>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.touch();
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.insert(id, tx.clone());
+        }
+        if !self.is_alive() {
+            let _ = tx.send(WorkerEvent::Died(
+                "the tool's Node.js process had already ended".into(),
+            ));
+        }
+        self.send(&json!({
+            "type": "call",
+            "id": id,
+            "entry": entry,
+            "version": version,
+            "toolCallId": tool_call_id,
+            "params": params,
+            "maxText": max_text,
+        }));
+        (
+            Control::Worker {
+                worker: Arc::clone(self),
+                id,
+            },
+            rx,
+        )
+    }
+
+    pub fn finish(&self, id: u64) {
+        let removed = self
+            .calls
+            .lock()
+            .map(|mut c| c.remove(&id).is_some())
+            .unwrap_or(false);
+        if removed {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.touch();
+    }
+
+    fn touch(&self) {
+        if let Ok(mut t) = self.last_used.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    fn send(&self, message: &Value) {
+        let _ = self.to_worker.send(frame::encode(message));
+    }
+
+    /// Kills the worker's whole process group; its in-flight calls end with `why`.
+    pub fn kill(&self, why: &str) {
+        tracing::debug!(pid = self.pid, user = %self.user, "{why}: killing the Node.js worker");
+        self.alive.store(false, Ordering::Release);
+        signal_group(self.pid, rustix::process::Signal::KILL);
+    }
+
+    fn dispatch(&self, message: Value) {
+        let Some(id) = message.get("id").and_then(Value::as_u64) else {
+            if message["type"] == "log" {
+                tracing::info!(target: "toolhost::tool", pid = self.pid, "{}", message["text"].as_str().unwrap_or_default());
+            }
+            return;
+        };
+        let event = match message["type"].as_str() {
+            Some("progress") => WorkerEvent::Progress(match message.get("content") {
+                Some(Value::Array(c)) => c.clone(),
+                _ => Vec::new(),
+            }),
+            Some("log") => WorkerEvent::Log {
+                level: message["level"].as_str().unwrap_or("log").to_string(),
+                text: message["text"].as_str().unwrap_or_default().to_string(),
+            },
+            Some("result") => {
+                let truncated_from = (message["truncated"] == true)
+                    .then(|| message["originalLength"].as_u64().unwrap_or(0) as usize);
+                let mut message = message;
+                WorkerEvent::Result {
+                    value: message["value"].take(),
+                    truncated_from,
+                }
+            }
+            Some("error") => WorkerEvent::Error {
+                kind: message["kind"].as_str().unwrap_or("throw").to_string(),
+                message: message["message"].as_str().unwrap_or_default().to_string(),
+                stack: message["stack"].as_str().unwrap_or_default().to_string(),
+            },
+            _ => return,
+        };
+        let sender = self.calls.lock().ok().and_then(|c| c.get(&id).cloned());
+        if let Some(tx) = sender {
+            let _ = tx.send(event);
+        }
+    }
+
+    fn died(&self, reason: &str) {
+        self.alive.store(false, Ordering::Release);
+        let calls: Vec<_> = self
+            .calls
+            .lock()
+            .map(|mut c| c.drain().collect())
+            .unwrap_or_default();
+        if !calls.is_empty() {
+            tracing::warn!(pid = self.pid, user = %self.user, calls = calls.len(), "{reason}");
+        }
+        self.in_flight
+            .fetch_sub(calls.len().min(self.in_flight()), Ordering::AcqRel);
+        for (_, tx) in calls {
+            let _ = tx.send(WorkerEvent::Died(reason.to_string()));
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if self.is_alive() {
+            signal_group(self.pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+pub(crate) fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("the tool's process exited with status {code}"),
+        (None, Some(9)) => {
+            "the tool's process was killed (SIGKILL: out of memory, or stopped by Toolhost)".into()
+        }
+        (None, Some(sig)) => format!("the tool's process was killed by signal {sig}"),
+        _ => "the tool's process ended".into(),
+    }
+}
+
+/// Logs a stream line by line, holding at most one capped line in memory: a tool that
+/// writes gigabytes without a newline costs the host nothing.
+pub(crate) async fn log_lines(mut stream: impl AsyncRead + Unpin, pid: i32, which: &'static str) {
+    const MAX_LINE: usize = 8192;
+    let mut line: Vec<u8> = Vec::new();
+    let mut dropped = 0usize;
+    let mut buf = [0u8; 8192];
+    let flush = |line: &mut Vec<u8>, dropped: &mut usize| {
+        let text = String::from_utf8_lossy(line);
+        if *dropped > 0 {
+            tracing::info!(target: "toolhost::tool", pid, stream = which, "{text}… ({dropped} more bytes)");
+        } else {
+            tracing::info!(target: "toolhost::tool", pid, stream = which, "{text}");
+        }
+        line.clear();
+        *dropped = 0;
+    };
+    loop {
+        let n = match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                flush(&mut line, &mut dropped);
+            } else if line.len() < MAX_LINE {
+                line.push(b);
+            } else {
+                dropped += 1;
+            }
+        }
+    }
+    if !line.is_empty() {
+        flush(&mut line, &mut dropped);
+    }
+}

@@ -1,0 +1,229 @@
+//! Python and Bash tools: one process per call, speaking the documented protocol.
+//!
+//! In: parameters as a JSON object on stdin and as `TOOL_PARAM_<NAME>` variables, the call
+//! id as `TOOL_CALL_ID`. Out: stdout is the result (plain text, or a JSON object with a
+//! `content` array), stderr lines starting `::progress::` are progress, the rest is logged,
+//! and a non-zero exit status makes the call an error.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+
+use crate::RuntimeError;
+use crate::node::{Control, WorkerEvent};
+
+const PROGRESS_PREFIX: &str = "::progress::";
+const MAX_LINE: usize = 64 * 1024;
+
+/// `TOOL_PARAM_<NAME>` for each parameter that has a value.
+pub(crate) fn param_env(params: &Value) -> Vec<(String, String)> {
+    let Value::Object(map) = params else {
+        return Vec::new();
+    };
+    map.iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| {
+            let name: String = k
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_uppercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let value = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (format!("TOOL_PARAM_{name}"), value)
+        })
+        .collect()
+}
+
+pub(crate) struct ProcessCall<'a> {
+    pub program: &'a Path,
+    pub entry: &'a Path,
+    pub dir: &'a Path,
+    pub env: Vec<(String, String)>,
+    pub params: &'a Value,
+    pub tool_call_id: &'a str,
+    pub max_text: usize,
+}
+
+pub(crate) fn spawn(
+    call: ProcessCall<'_>,
+) -> Result<(Control, mpsc::UnboundedReceiver<WorkerEvent>), RuntimeError> {
+    let mut child = Command::new(call.program)
+        .arg(call.entry)
+        .env_clear()
+        .envs(call.env)
+        .envs(param_env(call.params))
+        .env("TOOL_CALL_ID", call.tool_call_id)
+        .current_dir(call.dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| RuntimeError::Spawn {
+            program: call.program.to_path_buf(),
+            source: e,
+        })?;
+    let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let input = serde_json::to_vec(call.params).unwrap_or_default();
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let max_text = call.max_text;
+    tokio::spawn(async move {
+        if let Some(mut stdin) = stdin {
+            // A tool that never reads stdin must not block us: ignore a broken pipe.
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&input).await;
+            });
+        }
+        let out = tokio::spawn(read_capped(stdout, max_text + 64 * 1024));
+        let err = tokio::spawn(read_stderr(stderr, tx.clone()));
+        let status = child.wait().await;
+        // Background children may keep the pipes open; give them a moment, then end them.
+        let (stdout, stderr_tail) = match tokio::time::timeout(Duration::from_millis(500), async {
+            (out.await, err.await)
+        })
+        .await
+        {
+            Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
+            Err(_) => {
+                crate::node::signal_group(pgid, rustix::process::Signal::KILL);
+                (Default::default(), String::new())
+            }
+        };
+        crate::node::signal_group(pgid, rustix::process::Signal::KILL);
+        let (bytes, total) = stdout;
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        // `print` and `echo` end with a newline that is not part of the answer.
+        if text.ends_with('\n') {
+            text.pop();
+            if text.ends_with('\r') {
+                text.pop();
+            }
+        }
+        let event = match status {
+            Ok(s) if s.success() => {
+                let truncated_from = (total > bytes.len()).then_some(total);
+                let value = match serde_json::from_str::<Value>(text.trim()) {
+                    Ok(v @ Value::Object(_))
+                        if truncated_from.is_none()
+                            && v.get("content").is_some_and(Value::is_array) =>
+                    {
+                        v
+                    }
+                    _ => Value::String(text),
+                };
+                WorkerEvent::Result {
+                    value,
+                    truncated_from,
+                }
+            }
+            Ok(s) => {
+                let mut message = text.trim().to_string();
+                if message.is_empty() {
+                    message = stderr_tail.trim().to_string();
+                }
+                if message.is_empty() {
+                    message = crate::node::describe_exit(s);
+                }
+                WorkerEvent::Error {
+                    kind: "exit".into(),
+                    message,
+                    stack: String::new(),
+                }
+            }
+            Err(e) => WorkerEvent::Died(format!("waiting for the tool's process failed: {e}")),
+        };
+        let _ = tx.send(event);
+    });
+    Ok((Control::Process { pgid }, rx))
+}
+
+/// Reads all of a stream, keeping at most `cap` bytes; returns them and the total length.
+async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec<u8>, usize) {
+    let Some(mut stream) = stream else {
+        return (Vec::new(), 0);
+    };
+    let mut kept = Vec::new();
+    let mut total = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                total += n;
+                let room = cap.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    (kept, total)
+}
+
+/// Turns stderr into progress and log events; returns the last lines that were not
+/// progress (the error message of a failing tool that printed nothing to stdout).
+async fn read_stderr(
+    stream: Option<impl AsyncRead + Unpin>,
+    tx: mpsc::UnboundedSender<WorkerEvent>,
+) -> String {
+    const TAIL: usize = 2048;
+    let Some(mut stream) = stream else {
+        return String::new();
+    };
+    let mut line: Vec<u8> = Vec::new();
+    let mut tail = String::new();
+    let mut buf = [0u8; 8192];
+    let mut emit = |line: &mut Vec<u8>| {
+        let text = String::from_utf8_lossy(line).into_owned();
+        line.clear();
+        let event = match text.strip_prefix(PROGRESS_PREFIX) {
+            Some(rest) => WorkerEvent::Progress(vec![crate::result::text_block(rest.trim())]),
+            None => {
+                tail.push_str(&text);
+                tail.push('\n');
+                if tail.len() > TAIL {
+                    let mut cut = tail.len() - TAIL;
+                    while !tail.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    tail.drain(..cut);
+                }
+                WorkerEvent::Log {
+                    level: "stderr".into(),
+                    text,
+                }
+            }
+        };
+        let _ = tx.send(event);
+    };
+    loop {
+        let n = match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                emit(&mut line);
+            } else if line.len() < MAX_LINE {
+                line.push(b);
+            }
+        }
+    }
+    if !line.is_empty() {
+        emit(&mut line);
+    }
+    tail
+}

@@ -1,0 +1,470 @@
+//! The runtime facade and the life of one call: validate, run, watch the clock, normalise.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{Instant, sleep_until};
+use toolhost_spec::Language;
+
+use crate::call::{Call, Progress, ProgressQueue};
+use crate::config::{RuntimeConfig, ToolEnv, UserSpace};
+use crate::native::{NativeContext, NativeTool};
+use crate::node::{Control, NodePool, WorkerEvent, WorkerSpawn};
+use crate::redact::{Secrets, args_for_log};
+use crate::result::{ToolResult, normalise};
+use crate::validate::ArgsValidator;
+use crate::{RuntimeError, Transpiler};
+
+/// A tool the runtime can call.
+#[derive(Clone)]
+pub enum ToolRef {
+    /// A tool folder from the catalog.
+    Folder(Arc<toolhost_catalog::Tool>),
+    /// A tool implemented in Rust.
+    Native(Arc<dyn NativeTool>),
+}
+
+impl ToolRef {
+    pub fn name(&self) -> &str {
+        match self {
+            ToolRef::Folder(t) => &t.manifest.name,
+            ToolRef::Native(t) => t.name(),
+        }
+    }
+
+    fn schema(&self) -> Value {
+        match self {
+            ToolRef::Folder(t) => t.input_schema().clone(),
+            ToolRef::Native(t) => t.input_schema(),
+        }
+    }
+
+    fn sensitive(&self) -> Vec<String> {
+        match self {
+            ToolRef::Folder(t) => t.manifest.sensitive_inputs().map(str::to_string).collect(),
+            ToolRef::Native(t) => t.sensitive_inputs(),
+        }
+    }
+
+    /// Identifies this version of the tool, for caches.
+    fn cache_key(&self) -> String {
+        match self {
+            ToolRef::Folder(t) => format!("{}#{}", t.dir.display(), t.hash.to_hex()),
+            ToolRef::Native(t) => format!("native:{}", t.name()),
+        }
+    }
+
+    /// The tool's own `timeout` and `idle_timeout` (TOOL.md, in seconds).
+    fn own_timeouts(&self) -> (Option<Duration>, Option<Duration>) {
+        match self {
+            ToolRef::Folder(t) => (t.manifest.timeout, t.manifest.idle_timeout),
+            ToolRef::Native(_) => (None, None),
+        }
+    }
+}
+
+/// One call to make.
+pub struct CallRequest {
+    pub tool: ToolRef,
+    pub args: Value,
+    pub user: UserSpace,
+    /// Passed to `execute` as `toolCallId`; generated when absent.
+    pub tool_call_id: Option<String>,
+    /// Overrides the tool's and the configuration's deadline.
+    pub timeout: Option<Duration>,
+}
+
+/// Runs tool calls. Cheap to clone; all clones share workers and caches.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: RuntimeConfig,
+    env: ToolEnv,
+    transpiler: Transpiler,
+    pool: NodePool,
+    validators: Mutex<HashMap<String, Arc<ArgsValidator>>>,
+    run_dir: PathBuf,
+    calls: AtomicU64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.run_dir);
+    }
+}
+
+impl Runtime {
+    /// Must be called inside a Tokio runtime (it starts the idle-worker reaper).
+    pub fn new(config: RuntimeConfig, env: ToolEnv) -> Result<Runtime, RuntimeError> {
+        let cache = config.cache_dir();
+        let transpiler =
+            Transpiler::new(cache.join("ts")).map_err(|e| RuntimeError::io(&cache, e))?;
+        let harness =
+            crate::node::install_harness(&cache).map_err(|e| RuntimeError::io(&cache, e))?;
+        let run_dir = private_run_dir()?;
+        let spawn = WorkerSpawn {
+            node: config.node.clone(),
+            harness,
+            ts_cache: transpiler.cache_dir().to_path_buf(),
+            run_dir: run_dir.clone(),
+            max_frame: config.max_result_bytes * 2 + 4 * 1024 * 1024,
+        };
+        let pool = NodePool::new(
+            spawn,
+            env.clone(),
+            config.max_workers,
+            config.max_calls_per_worker,
+        );
+        let inner = Arc::new(Inner {
+            config,
+            env,
+            transpiler,
+            pool,
+            validators: Mutex::new(HashMap::new()),
+            run_dir,
+            calls: AtomicU64::new(0),
+        });
+        let weak = Arc::downgrade(&inner);
+        tokio::spawn(async move {
+            loop {
+                let Some(inner) = weak.upgrade() else { break };
+                let every = (inner.config.worker_idle_retire / 4)
+                    .clamp(Duration::from_millis(100), Duration::from_secs(30));
+                inner
+                    .pool
+                    .retire_idle(inner.config.worker_idle_retire)
+                    .await;
+                drop(inner);
+                tokio::time::sleep(every).await;
+            }
+        });
+        Ok(Runtime { inner })
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.inner.config
+    }
+
+    /// Starts a call and returns at once; events and the result arrive on the [`Call`].
+    pub fn call(&self, req: CallRequest) -> Call {
+        let n = self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = req
+            .tool_call_id
+            .clone()
+            .unwrap_or_else(|| format!("call_{}_{n}", std::process::id()));
+        let progress = Arc::new(ProgressQueue::default());
+        let (cancel_tx, cancel_rx) = watch::channel(false);
+        let (result_tx, result_rx) = oneshot::channel();
+        let inner = Arc::clone(&self.inner);
+        let call_id = id.clone();
+        let queue = Arc::clone(&progress);
+        tokio::spawn(async move {
+            let result = run(&inner, req, &call_id, &queue, cancel_rx).await;
+            let _ = result_tx.send(result);
+        });
+        Call {
+            id,
+            progress,
+            result: Some(result_rx),
+            cancel: cancel_tx,
+            done: None,
+        }
+    }
+
+    /// Live Node.js workers (for status and tests).
+    pub async fn workers(&self) -> usize {
+        self.inner.pool.len().await
+    }
+
+    /// Stops every worker.
+    pub async fn shutdown(&self) {
+        self.inner.pool.shutdown().await;
+    }
+}
+
+fn private_run_dir() -> Result<PathBuf, RuntimeError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .unwrap_or_else(std::env::temp_dir);
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = base.join(format!(
+        "toolhost-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| RuntimeError::io(&dir, e))?;
+    Ok(dir)
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    Cancelled,
+    Deadline(Duration),
+    Idle(Duration),
+}
+
+impl Stop {
+    fn message(self) -> String {
+        match self {
+            Stop::Cancelled => "cancelled".into(),
+            Stop::Deadline(d) => format!("timed out after {} s", secs(d)),
+            Stop::Idle(d) => format!("timed out after {} s without progress", secs(d)),
+        }
+    }
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", s as u64)
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+async fn run(
+    inner: &Inner,
+    req: CallRequest,
+    call_id: &str,
+    progress: &ProgressQueue,
+    mut cancel: watch::Receiver<bool>,
+) -> ToolResult {
+    let name = req.tool.name().to_string();
+    let sensitive = req.tool.sensitive();
+    let validator = match validator_for(inner, &req.tool, &sensitive) {
+        Ok(v) => v,
+        Err(e) => {
+            return ToolResult::error(format!(
+                "the tool `{name}` has an unusable input schema: {e}"
+            ));
+        }
+    };
+    let args = match validator.prepare(req.args.clone()) {
+        Ok(args) => args,
+        Err(e) => {
+            let secrets = Secrets::from_args(&req.args, sensitive.iter().map(String::as_str));
+            tracing::info!(tool = %name, call = call_id, "rejected arguments: {}", secrets.clean(&e.to_string()));
+            return ToolResult::error(secrets.clean(&e.to_string()));
+        }
+    };
+    let secrets = Secrets::from_args(&args, sensitive.iter().map(String::as_str));
+    tracing::info!(tool = %name, call = call_id, user = %req.user.user, args = %args_for_log(&args, sensitive.iter().map(String::as_str)), "call");
+
+    let (own_deadline, own_idle) = req.tool.own_timeouts();
+    let deadline_after = req.timeout.or(own_deadline).unwrap_or(inner.config.timeout);
+    let idle_after = own_idle.unwrap_or(inner.config.idle_timeout);
+    let cap = inner.config.max_result_bytes;
+    let (cancelled_tx, cancelled_rx) = watch::channel(false);
+
+    let started = match start(inner, &req, call_id, &args, cap, cancelled_rx).await {
+        Ok(started) => started,
+        Err(e) => return ToolResult::error(secrets.clean(&e.to_string())),
+    };
+    let (control, mut events) = started;
+
+    let deadline = Instant::now() + deadline_after;
+    let mut idle_deadline = Instant::now() + idle_after;
+    let mut stop: Option<Stop> = None;
+    let mut grace: Option<Instant> = None;
+    let mut seq = 0u64;
+    let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    let mut result = loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(WorkerEvent::Progress(content)) => {
+                    idle_deadline = Instant::now() + idle_after;
+                    if stop.is_none() {
+                        seq += 1;
+                        let mut content = Value::Array(content);
+                        secrets.redact_json(&mut content);
+                        let content = match content { Value::Array(c) => c, _ => Vec::new() };
+                        progress.push(Progress { seq, content });
+                    }
+                }
+                Some(WorkerEvent::Log { level, text }) => {
+                    tracing::info!(target: "toolhost::tool", tool = %name, call = call_id, level = %level, "{}", secrets.clean(&text));
+                }
+                Some(WorkerEvent::Result { value, truncated_from }) => {
+                    break match stop {
+                        Some(s) => ToolResult::error(s.message()),
+                        None => normalise(value, truncated_from, cap),
+                    };
+                }
+                Some(WorkerEvent::Error { kind, message, stack }) => {
+                    if !stack.is_empty() {
+                        tracing::info!(target: "toolhost::tool", tool = %name, call = call_id, "{kind}: {}", secrets.clean(&stack));
+                    }
+                    break match stop {
+                        Some(s) => ToolResult::error(s.message()),
+                        None => ToolResult::error(error_text(&kind, &message)),
+                    };
+                }
+                Some(WorkerEvent::Died(reason)) => {
+                    break match stop {
+                        Some(s) => ToolResult::error(s.message()),
+                        None => ToolResult::error(format!("the tool failed: {reason}")),
+                    };
+                }
+                None => break ToolResult::error(stop.map_or_else(|| "the tool's process went away".into(), Stop::message)),
+            },
+            changed = cancel.changed(), if stop.is_none() => {
+                // An error means the caller dropped the call: nobody waits for it any more.
+                let _ = changed;
+                stop = Some(Stop::Cancelled);
+            }
+            _ = sleep_until(deadline), if stop.is_none() => stop = Some(Stop::Deadline(deadline_after)),
+            _ = sleep_until(idle_deadline), if stop.is_none() => stop = Some(Stop::Idle(idle_after)),
+            _ = sleep_until(grace.unwrap_or(far)), if grace.is_some() => {
+                tracing::warn!(tool = %name, call = call_id, "the tool ignored cancellation for {} s; killing its processes", secs(inner.config.cancel_grace));
+                control.kill();
+                break ToolResult::error(stop.map_or_else(|| "cancelled".into(), Stop::message));
+            }
+        }
+        if stop.is_some() && grace.is_none() {
+            tracing::info!(tool = %name, call = call_id, "stopping: {}", stop.map(Stop::message).unwrap_or_default());
+            let _ = cancelled_tx.send(true);
+            control.cancel();
+            grace = Some(Instant::now() + inner.config.cancel_grace);
+        }
+    };
+    control.finish();
+    inner.pool.call_ended();
+    result.redact(&secrets);
+    tracing::info!(tool = %name, call = call_id, is_error = result.is_error, "done");
+    result
+}
+
+fn error_text(kind: &str, message: &str) -> String {
+    match kind {
+        "load" => format!("the tool failed to load: {message}"),
+        "throw" if message.is_empty() => "the tool threw an error without a message".into(),
+        _ => message.to_string(),
+    }
+}
+
+fn validator_for(
+    inner: &Inner,
+    tool: &ToolRef,
+    sensitive: &[String],
+) -> Result<Arc<ArgsValidator>, String> {
+    let key = tool.cache_key();
+    if let Some(v) = inner
+        .validators
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&key).cloned())
+    {
+        return Ok(v);
+    }
+    let v = Arc::new(ArgsValidator::new(&tool.schema())?.with_sensitive(sensitive.iter().cloned()));
+    if let Ok(mut m) = inner.validators.lock() {
+        if m.len() > 10_000 {
+            m.clear();
+        }
+        m.insert(key, Arc::clone(&v));
+    }
+    Ok(v)
+}
+
+type Started = (Control, mpsc::UnboundedReceiver<WorkerEvent>);
+
+async fn start(
+    inner: &Inner,
+    req: &CallRequest,
+    call_id: &str,
+    args: &Value,
+    cap: usize,
+    cancelled: watch::Receiver<bool>,
+) -> Result<Started, RuntimeError> {
+    let tool = match &req.tool {
+        ToolRef::Native(tool) => {
+            return Ok(start_native(
+                Arc::clone(tool),
+                args.clone(),
+                call_id,
+                cancelled,
+            ));
+        }
+        ToolRef::Folder(tool) => tool,
+    };
+    match tool.manifest.language {
+        Language::Typescript => {
+            let dir = tool.dir.clone();
+            let transpiler = inner.transpiler.clone();
+            tokio::task::spawn_blocking(move || transpiler.prepare_folder(&dir))
+                .await
+                .map_err(|e| RuntimeError::WorkerStart(e.to_string()))?
+                .map_err(RuntimeError::Transpile)?;
+            let version = version_of(tool)?;
+            let worker = inner.pool.acquire(&req.user).await?;
+            Ok(worker.start_call(&tool.entry.path, &version, call_id, args, cap))
+        }
+        Language::Python | Language::Bash => {
+            let program = if tool.manifest.language == Language::Python {
+                &inner.config.python
+            } else {
+                &inner.config.bash
+            };
+            std::fs::create_dir_all(&req.user.home)
+                .map_err(|e| RuntimeError::io(&req.user.home, e))?;
+            crate::process::spawn(crate::process::ProcessCall {
+                program,
+                entry: &tool.entry.path,
+                dir: &tool.dir,
+                env: inner.env.for_user(&req.user),
+                params: args,
+                tool_call_id: call_id,
+                max_text: cap,
+            })
+        }
+    }
+}
+
+/// A version string for a tool's code: changes whenever any file of the folder outside
+/// node_modules changes, so the next call imports the edited code.
+fn version_of(tool: &toolhost_catalog::Tool) -> Result<String, RuntimeError> {
+    crate::version::code_version(&tool.dir).map_err(|e| RuntimeError::io(&tool.dir, e))
+}
+
+fn start_native(
+    tool: Arc<dyn NativeTool>,
+    args: Value,
+    call_id: &str,
+    cancelled: watch::Receiver<bool>,
+) -> Started {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let ctx = NativeContext {
+        tool_call_id: call_id.to_string(),
+        cancelled,
+        progress: tx.clone(),
+    };
+    let task = tokio::spawn(async move {
+        let event = match tool.call(args, ctx).await {
+            Ok(value) => WorkerEvent::Result {
+                value,
+                truncated_from: None,
+            },
+            Err(message) => WorkerEvent::Error {
+                kind: "native".into(),
+                message,
+                stack: String::new(),
+            },
+        };
+        let _ = tx.send(event);
+    });
+    (Control::Task(task.abort_handle()), rx)
+}

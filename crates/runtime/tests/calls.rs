@@ -1,0 +1,539 @@
+//! Calls through the library API, with real Node.js, Python and Bash.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{env, env_with, fixtures, tool};
+use serde_json::{Value, json};
+use toolhost_runtime::{CallRequest, NativeContext, NativeTool, RuntimeConfig, ToolEnv, ToolRef};
+
+fn text(r: &toolhost_runtime::ToolResult) -> String {
+    r.joined_text()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_tool_runs_with_coerced_params_and_ordered_progress() {
+    let e = env();
+    let req = e.request(
+        tool("echo"),
+        json!({"text": "hi", "times": "2", "shout": "true", "mode": "fancy"}),
+    );
+    let (r, progress) = e.call_with_progress(req).await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(
+        text(&r),
+        "*HI HI*\nnumber boolean",
+        "enums, parameter properties, satisfies, generics, casts"
+    );
+    assert_eq!(
+        progress,
+        [(1, "step 1".to_string()), (2, "step 2".to_string())]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn multi_file_tools_find_their_folder_modules_and_helpers() {
+    let r = env().call("multi_file", json!({})).await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(
+        text(&r),
+        "HI! (js)\nfrom bin\n007\nsame-dir\nfunction\nlinux"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn javascript_entries_get_the_tool_call_id() {
+    let e = env();
+    let mut req = e.request(tool("plain_js"), json!({}));
+    req.tool_call_id = Some("call-123".into());
+    assert_eq!(text(&e.runtime.call(req).result().await), "js ok call-123");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_parameters_are_an_error_result_and_the_tool_does_not_run() {
+    let e = env();
+    let marker = e.dir.path().join("ran");
+    let r = e
+        .call("marker_tool", json!({"path": marker, "n": "lots"}))
+        .await;
+    assert!(r.is_error);
+    assert_eq!(
+        text(&r),
+        "invalid arguments: `n`: expected a number, got \"lots\""
+    );
+    assert!(!marker.exists(), "the tool ran despite invalid arguments");
+    let r = e
+        .call(
+            "marker_tool",
+            json!({"path": marker, "n": "21", "extra": 1}),
+        )
+        .await;
+    assert!(text(&r).contains("unknown parameter `extra`"), "{r:?}");
+    let r = e
+        .call("marker_tool", json!({"path": marker, "n": "21"}))
+        .await;
+    assert_eq!(
+        (text(&r).as_str(), r.is_error),
+        ("42", false),
+        "numbers sent as strings are coerced"
+    );
+    assert!(marker.exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn results_are_normalised() {
+    let e = env();
+    let r = e.call("throws", json!({})).await;
+    assert!(r.is_error);
+    assert_eq!(
+        text(&r),
+        "boom: the widget is broken",
+        "the message, not the stack"
+    );
+    let r = e.call("shapes", json!({"shape": "string"})).await;
+    assert_eq!((text(&r).as_str(), r.is_error), ("just a string", false));
+    let r = e.call("shapes", json!({"shape": "object"})).await;
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"rows": 2, "names": ["a", "b"]}))
+    );
+    let r = e.call("shapes", json!({"shape": "undefined"})).await;
+    assert!(
+        r.is_error && text(&r).contains("returned no result"),
+        "{r:?}"
+    );
+    for shape in ["bigint", "circular"] {
+        let r = e.call("shapes", json!({"shape": shape})).await;
+        assert!(
+            r.is_error && text(&r).contains("cannot be turned into JSON"),
+            "{shape}: {r:?}"
+        );
+    }
+    let r = e.call("shapes", json!({"shape": "content_error"})).await;
+    assert_eq!(
+        (text(&r).as_str(), r.is_error),
+        ("bad input", true),
+        "isError: true is an error"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_fires_the_abort_signal() {
+    let e = env();
+    let marker = e.dir.path().join("aborted");
+    let call = e
+        .runtime
+        .call(e.request(tool("respects_abort"), json!({"marker": marker})));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    call.cancel();
+    let r = call.result().await;
+    assert_eq!((text(&r).as_str(), r.is_error), ("cancelled", true));
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        "aborted",
+        "the tool's abort handler ran"
+    );
+    assert_eq!(
+        e.runtime.workers().await,
+        1,
+        "a tool that settles keeps its worker"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_that_ignores_cancellation_is_killed_and_its_worker_replaced() {
+    let e = env();
+    let started = Instant::now();
+    let call = e.runtime.call(e.request(tool("busy_loop"), json!({})));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = common::pids_running("harness.mjs");
+    call.cancel();
+    let r = call.result().await;
+    assert_eq!(text(&r), "cancelled");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for pid in before
+        .iter()
+        .filter(|p| !common::pids_running("harness.mjs").contains(p))
+    {
+        assert!(!common::alive(*pid));
+    }
+    assert_eq!(e.runtime.workers().await, 0, "the killed worker is gone");
+    // The next call gets a fresh worker.
+    assert_eq!(
+        text(&e.call("plain_js", json!({})).await)
+            .split(' ')
+            .take(2)
+            .collect::<Vec<_>>(),
+        ["js", "ok"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deadlines_from_the_caller_the_tool_and_progress() {
+    let e = env();
+    let mut req = e.request(tool("never_settles"), json!({}));
+    req.timeout = Some(Duration::from_secs(1));
+    let r = e.runtime.call(req).result().await;
+    assert_eq!(text(&r), "timed out after 1 s");
+
+    let r = e.call("short_deadline", json!({})).await;
+    assert_eq!(
+        text(&r),
+        "timed out after 1 s",
+        "the TOOL.md `timeout` applies"
+    );
+
+    let e = env_with(
+        RuntimeConfig {
+            idle_timeout: Duration::from_secs(1),
+            ..common::config()
+        },
+        ToolEnv::default(),
+    );
+    let r = e
+        .call("slow_progress", json!({"steps": 4, "ms": 400}))
+        .await;
+    assert_eq!(
+        text(&r),
+        "done after 4",
+        "progress keeps resetting the idle timer: {r:?}"
+    );
+    let r = e
+        .call("slow_progress", json!({"steps": 1, "ms": 3000}))
+        .await;
+    assert_eq!(text(&r), "timed out after 1 s without progress");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crashing_tool_ends_only_its_own_calls() {
+    let e = env();
+    let r = e.call("exits", json!({})).await;
+    assert!(
+        r.is_error && text(&r).contains("exited with status 3"),
+        "{r:?}"
+    );
+    let r = e.call("timer_crash", json!({})).await;
+    assert!(r.is_error && text(&r).contains("the tool failed"), "{r:?}");
+    // Another user's worker was untouched; this user gets a new one.
+    let r = e.call("echo", json!({"text": "still here"})).await;
+    assert_eq!(text(&r), "still here\nnumber undefined");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn huge_results_are_cut_and_host_memory_stays_bounded() {
+    let e = env();
+    let rss_before = rss_kib();
+    let r = e.call("big_result", json!({"mib": 100})).await;
+    let grown_mib = (rss_kib().saturating_sub(rss_before)) / 1024;
+    assert!(!r.is_error);
+    let body = r.content[0]["text"].as_str().unwrap();
+    assert_eq!(body.len(), 1024 * 1024, "cut to the 1 MiB default");
+    let note = r.content[1]["text"].as_str().unwrap();
+    assert!(
+        note.contains("output_path") && note.contains("100.0 MiB"),
+        "{note}"
+    );
+    assert!(
+        grown_mib < 64,
+        "host memory grew by {grown_mib} MiB for a 100 MiB result"
+    );
+}
+
+fn rss_kib() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edited_tool_runs_its_new_code_on_the_next_call() {
+    let e = env();
+    let root = e.dir.path().join("tools");
+    copy_dir(&fixtures().join("multi_file"), &root.join("multi_file"));
+    let t = || Arc::clone(&common::catalog_of(&root).get("multi_file").unwrap().tool);
+    let first = text(&e.runtime.call(e.request(t(), json!({}))).result().await);
+    assert!(first.starts_with("HI! (js)"), "{first}");
+    // Edit a file the entry imports (not the entry itself), as an author would.
+    std::fs::write(
+        root.join("multi_file/lib/util.ts"),
+        "export function shout(s: string): string {\n  return `${s}?`;\n}\n",
+    )
+    .unwrap();
+    let second = text(&e.runtime.call(e.request(t(), json!({}))).result().await);
+    assert!(second.starts_with("hi? (js)"), "{second}");
+    assert_eq!(
+        e.runtime.workers().await,
+        1,
+        "reloaded in the same warm worker"
+    );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_progress_flood_is_coalesced_and_the_last_update_arrives() {
+    let e = env();
+    let req = e.request(tool("flood"), json!({"n": 200_000}));
+    let (r, progress) = e.call_with_progress(req).await;
+    assert_eq!(text(&r), "flooded");
+    assert!(
+        progress.len() < 1000,
+        "{} updates reached the caller",
+        progress.len()
+    );
+    assert_eq!(progress.last().unwrap().1, "update 200000");
+    assert!(progress.windows(2).all(|w| w[0].0 < w[1].0), "in order");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_get_the_configured_environment_and_nothing_else() {
+    let mut resources = serde_json::Map::new();
+    resources.insert(
+        "optical-character-recognition".into(),
+        json!({"endpoint": "http://127.0.0.1:9"}),
+    );
+    let tool_env = ToolEnv {
+        vars: [
+            (
+                "PI_SEARXNG_URL".to_string(),
+                "http://127.0.0.1:8888".to_string(),
+            ),
+            ("OFFICER_APIFY_TOKEN".into(), "apify-token".into()),
+        ]
+        .into_iter()
+        .collect(),
+        resources,
+        tools_dirs: vec!["/data/tools".into(), "/data/ada/tools".into()],
+    };
+    let e = env_with(common::config(), tool_env);
+    let r = e.call("env_dump", json!({})).await;
+    let vars: serde_json::Map<String, Value> = serde_json::from_str(&text(&r)).unwrap();
+    let mut keys: Vec<&str> = vars.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "HOME",
+            "LANG",
+            "OFFICER_APIFY_TOKEN",
+            "OFFICER_RESOURCES",
+            "OFFICER_USER_HOME",
+            "OFFICER_USER_ROOT",
+            "PATH",
+            "PI_SEARXNG_URL",
+            "PI_TOOLS_DIRS"
+        ]
+    );
+    let home = e.user("ada@example.com").home;
+    assert_eq!(vars["HOME"], home.to_str().unwrap());
+    assert_eq!(vars["OFFICER_USER_ROOT"], home.to_str().unwrap());
+    assert_eq!(vars["PI_TOOLS_DIRS"], "/data/tools:/data/ada/tools");
+    let res: Value = serde_json::from_str(vars["OFFICER_RESOURCES"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        res["optical-character-recognition"]["endpoint"],
+        "http://127.0.0.1:9"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_and_bash_tools_follow_the_protocol() {
+    let e = env();
+    let (r, progress) = e
+        .call_with_progress(e.request(tool("py_tool"), json!({"name": "Ada"})))
+        .await;
+    assert_eq!((text(&r).as_str(), r.is_error), ("hello Ada Ada -", false));
+    assert_eq!(progress, [(1, "working on Ada".to_string())]);
+    let r = e
+        .call("py_tool", json!({"name": "Bob", "fail": true}))
+        .await;
+    assert_eq!((text(&r).as_str(), r.is_error), ("it failed for Bob", true));
+    let (r, progress) = e
+        .call_with_progress(e.request(tool("sh_tool"), json!({"n": "3"})))
+        .await;
+    assert_eq!((text(&r).as_str(), r.is_error), ("counted to 3", false));
+    assert_eq!(progress[0].1, "counting to 3");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_hundred_concurrent_calls_across_ten_tools_all_answer_right() {
+    let e = Arc::new(env());
+    let marker = e.dir.path().join("m");
+    let cases: Vec<(&str, Value, String)> = vec![
+        ("echo", json!({"text": "a"}), "a\nnumber undefined".into()),
+        ("plain_js", json!({}), "js ok".into()),
+        ("shapes", json!({"shape": "string"}), "just a string".into()),
+        (
+            "multi_file",
+            json!({}),
+            "HI! (js)\nfrom bin\n007\nsame-dir\nfunction\nlinux".into(),
+        ),
+        ("py_tool", json!({"name": "Py"}), "hello Py Py -".into()),
+        ("sh_tool", json!({"n": 5}), "counted to 5".into()),
+        (
+            "slow_progress",
+            json!({"steps": 2, "ms": 5}),
+            "done after 2".into(),
+        ),
+        ("flood", json!({"n": 50}), "flooded".into()),
+        ("marker_tool", json!({"path": marker, "n": 4}), "8".into()),
+        ("throws", json!({}), "boom: the widget is broken".into()),
+    ];
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let (name, args, expected) = cases[i % cases.len()].clone();
+        let e = Arc::clone(&e);
+        let user = format!("user{}", i % 3);
+        tasks.push(tokio::spawn(async move {
+            let req = CallRequest {
+                tool: ToolRef::Folder(tool(name)),
+                args,
+                user: e.user(&user),
+                tool_call_id: None,
+                timeout: None,
+            };
+            let r = e.runtime.call(req).result().await;
+            (name, expected, text(&r))
+        }));
+    }
+    for task in tasks {
+        let (name, expected, got) = task.await.unwrap();
+        if name == "plain_js" {
+            assert!(got.starts_with(&expected), "{name}: {got}");
+        } else {
+            assert_eq!(got, expected, "{name}");
+        }
+    }
+    assert!(e.runtime.workers().await <= RuntimeConfig::default().max_workers);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_pool_is_bounded_and_idle_workers_retire() {
+    let config = RuntimeConfig {
+        max_workers: 2,
+        worker_idle_retire: Duration::from_millis(400),
+        ..common::config()
+    };
+    let e = Arc::new(env_with(config, ToolEnv::default()));
+    let mut calls = Vec::new();
+    for user in ["a", "b", "c", "d"] {
+        let req = CallRequest {
+            tool: ToolRef::Folder(tool("slow_progress")),
+            args: json!({"steps": 2, "ms": 200}),
+            user: e.user(user),
+            tool_call_id: None,
+            timeout: None,
+        };
+        calls.push(e.runtime.call(req));
+    }
+    let mut peak = 0;
+    let watcher = {
+        let e = Arc::clone(&e);
+        tokio::spawn(async move {
+            for _ in 0..40 {
+                peak = peak.max(e.runtime.workers().await);
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            peak
+        })
+    };
+    for call in calls {
+        assert_eq!(text(&call.result().await), "done after 2");
+    }
+    assert!(watcher.await.unwrap() <= 2, "more than 2 workers at once");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(e.runtime.workers().await, 0, "idle workers retire");
+}
+
+struct Add;
+
+impl NativeTool for Add {
+    fn name(&self) -> &str {
+        "add"
+    }
+    fn description(&self) -> &str {
+        "Adds two numbers."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"], "additionalProperties": false})
+    }
+    fn call(
+        &self,
+        args: Value,
+        mut ctx: NativeContext,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send>> {
+        Box::pin(async move {
+            ctx.progress("adding");
+            if args["a"] == json!(0) {
+                ctx.cancelled().await;
+                return Err("stopped".into());
+            }
+            Ok(json!({"sum": args["a"].as_f64().unwrap() + args["b"].as_f64().unwrap()}))
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn native_tools_share_the_call_path() {
+    let e = env();
+    let req = |args: Value| CallRequest {
+        tool: ToolRef::Native(Arc::new(Add)),
+        args,
+        user: e.user("n"),
+        tool_call_id: None,
+        timeout: None,
+    };
+    let (r, progress) = e.call_with_progress(req(json!({"a": "2", "b": 3}))).await;
+    assert_eq!(r.structured_content, Some(json!({"sum": 5.0})));
+    assert_eq!(progress[0].1, "adding");
+    let r = e.runtime.call(req(json!({"a": 1}))).result().await;
+    assert_eq!(
+        text(&r),
+        "invalid arguments: missing required parameter `b`"
+    );
+    let call = e.runtime.call(req(json!({"a": 0, "b": 0})));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    call.cancel();
+    assert_eq!(text(&call.result().await), "cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_call_cancels_it() {
+    let e = env();
+    let marker = e.dir.path().join("aborted");
+    let mut call = e
+        .runtime
+        .call(e.request(tool("respects_abort"), json!({"marker": marker})));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        tokio::time::timeout(Duration::from_millis(10), call.next())
+            .await
+            .is_err()
+    );
+    drop(call);
+    for _ in 0..50 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "aborted");
+}

@@ -1,0 +1,219 @@
+//! `toolhost call NAME [--args JSON] [KEY=VALUE ...] [--json] [--timeout SECS]`
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+use toolhost_runtime::{CallEvent, CallRequest, Runtime, ToolEnv, ToolRef, UserSpace};
+
+use crate::catalog_args::CatalogArgs;
+use crate::config::ConfigFile;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The tool to call.
+    name: String,
+    /// Parameters as `KEY=VALUE` (a string; numbers and booleans are coerced to the
+    /// tool's schema) or `KEY:=JSON` (any JSON value).
+    #[arg(value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// All parameters as one JSON object (KEY=VALUE pairs are applied on top).
+    #[arg(long, value_name = "JSON")]
+    args: Option<String>,
+    /// Print the whole result as JSON: {"content": [...], "isError": bool}.
+    #[arg(long)]
+    json: bool,
+    /// Deadline in seconds (default: the tool's `timeout`, else the configuration's).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    catalog: CatalogArgs,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let config = ConfigFile::load(args.config.as_deref())?;
+    let params = parse_params(args.args.as_deref(), &args.params)?;
+    let timeout = match args.timeout {
+        Some(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
+        Some(_) => bail!("--timeout must be a positive number of seconds"),
+        None => None,
+    };
+    let catalog = args.catalog.scan()?;
+    let Some(resolved) = catalog.get(&args.name) else {
+        let mut names: Vec<&str> = catalog
+            .tools()
+            .map(|t| t.tool.manifest.name.as_str())
+            .collect();
+        names.sort_by_key(|n| strsim(n, &args.name));
+        let hint = names
+            .first()
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+        bail!(
+            "no tool named `{}` in the catalog ({} tools: see `toolhost list`){hint}",
+            args.name,
+            catalog.len()
+        );
+    };
+    let tool = Arc::clone(&resolved.tool);
+    let env = ToolEnv {
+        vars: config.env.clone(),
+        resources: config.resources_json(),
+        tools_dirs: catalog.roots().iter().map(|r| r.path.clone()).collect(),
+    };
+    let user = user_space(&args.catalog);
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let runtime = Runtime::new(config.runtime, env)?;
+        let mut call = runtime.call(CallRequest {
+            tool: ToolRef::Folder(tool),
+            args: params,
+            user,
+            tool_call_id: None,
+            timeout,
+        });
+        let canceller = call.canceller();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ncancelling…");
+                canceller.cancel();
+            }
+        });
+        let mut status = StatusLine::new();
+        let result = loop {
+            match call.next().await {
+                Some(CallEvent::Progress(p)) => status.show(&p.text()),
+                Some(CallEvent::Done(r)) => break r,
+                None => bail!("the call ended without a result"),
+            }
+        };
+        status.clear();
+        runtime.shutdown().await;
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            serde_json::to_writer_pretty(&mut out, &result)?;
+            writeln!(out)?;
+        } else {
+            let text = result.joined_text();
+            if result.is_error {
+                writeln!(std::io::stderr(), "error: {text}")?;
+            } else {
+                write!(out, "{text}")?;
+                if !text.ends_with('\n') {
+                    writeln!(out)?;
+                }
+            }
+        }
+        Ok(if result.is_error {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        })
+    })
+}
+
+/// `--args` then `KEY=VALUE` / `KEY:=JSON` pairs.
+fn parse_params(json: Option<&str>, pairs: &[String]) -> Result<Value> {
+    let mut map = match json {
+        Some(text) => match serde_json::from_str(text).context("--args is not valid JSON")? {
+            Value::Object(map) => map,
+            _ => bail!("--args must be a JSON object, such as '{{\"query\": \"rust\"}}'"),
+        },
+        None => Map::new(),
+    };
+    for pair in pairs {
+        if let Some((key, raw)) = pair.split_once(":=") {
+            let value = serde_json::from_str(raw)
+                .with_context(|| format!("{key}:= needs a JSON value, got {raw:?}"))?;
+            map.insert(key.to_string(), value);
+        } else if let Some((key, value)) = pair.split_once('=') {
+            map.insert(key.to_string(), Value::String(value.to_string()));
+        } else {
+            bail!("parameter {pair:?} is not KEY=VALUE or KEY:=JSON");
+        }
+    }
+    Ok(Value::Object(map))
+}
+
+/// Whose call this is: with `--data` and `--user`, that user's data folder is the tools'
+/// home, as in the seed's layout; otherwise a per-user folder under Toolhost's data dir.
+fn user_space(catalog: &CatalogArgs) -> UserSpace {
+    let user = catalog.user.clone().unwrap_or_else(|| "default".into());
+    let home = match (&catalog.data, &catalog.user) {
+        (Some(data), Some(u)) => data.join(u),
+        (Some(data), None) => data.join("default"),
+        _ => data_home().join("users").join(&user),
+    };
+    UserSpace { user, home }
+}
+
+fn data_home() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("toolhost");
+    }
+    match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        Some(h) => PathBuf::from(h).join(".local/share/toolhost"),
+        None => std::env::temp_dir().join("toolhost-data"),
+    }
+}
+
+/// Edit distance, for "did you mean".
+fn strsim(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Progress on stderr: one live line on a terminal, plain lines otherwise.
+struct StatusLine {
+    live: bool,
+    shown: bool,
+}
+
+impl StatusLine {
+    fn new() -> Self {
+        StatusLine {
+            live: std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
+    fn show(&mut self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let line = text.lines().last().unwrap_or_default();
+        if self.live {
+            let width = 100;
+            let line: String = line.chars().take(width).collect();
+            let _ = write!(err, "\r\x1b[2K⠿ {line}");
+            self.shown = true;
+        } else {
+            let _ = writeln!(err, "progress: {}", text.replace('\n', "\n          "));
+        }
+        let _ = err.flush();
+    }
+
+    fn clear(&mut self) {
+        if self.shown {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
+}

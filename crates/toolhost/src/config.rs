@@ -1,0 +1,96 @@
+//! `toolhost.toml`: the operator's configuration.
+//!
+//! Found at `--config PATH`, else `$TOOLHOST_CONFIG`, else `./toolhost.toml`; absent means
+//! every default. Sections: `[runtime]` (limits and executables), `[env]` (the variables
+//! tools get, such as `OFFICER_APIFY_TOKEN`), `[resources.NAME]` (passed to tools as the
+//! JSON object `OFFICER_RESOURCES`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use toolhost_runtime::RuntimeConfig;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub runtime: RuntimeConfig,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub resources: toml::Table,
+}
+
+impl ConfigFile {
+    pub fn load(explicit: Option<&Path>) -> Result<ConfigFile> {
+        let path = match explicit {
+            Some(p) => Some(p.to_path_buf()),
+            None => std::env::var_os("TOOLHOST_CONFIG")
+                .map(PathBuf::from)
+                .or_else(|| Some(PathBuf::from("toolhost.toml")).filter(|p| p.is_file())),
+        };
+        let Some(path) = path else {
+            return Ok(ConfigFile::default());
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Self::parse(&path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<ConfigFile> {
+        let config: ConfigFile = toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    let before = &text[..s.start.min(text.len())];
+                    let line = before.matches('\n').count() + 1;
+                    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                    format!(":{line}:{col}")
+                })
+                .unwrap_or_default();
+            anyhow::anyhow!("{}{at}: {}", path.display(), e.message())
+        })?;
+        for key in config.env.keys() {
+            if key.is_empty() || key.contains('=') || key.contains('\0') {
+                bail!(
+                    "{}: [env] has an invalid variable name {key:?}",
+                    path.display()
+                );
+            }
+        }
+        Ok(config)
+    }
+
+    /// `[resources]` as the JSON object tools read from `OFFICER_RESOURCES`.
+    pub fn resources_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(&self.resources) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_section_and_reports_errors_with_lines() {
+        let c = ConfigFile::parse(
+            Path::new("t.toml"),
+            "[runtime]\ntimeout = 30\nmax_workers = 2\n\n[env]\nPI_SEARXNG_URL = \"http://127.0.0.1:8888\"\n\n[resources.ocr]\nendpoint = \"http://x\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.runtime.timeout.as_secs(), 30);
+        assert_eq!(c.runtime.max_workers, 2);
+        assert_eq!(c.env["PI_SEARXNG_URL"], "http://127.0.0.1:8888");
+        assert_eq!(c.resources_json()["ocr"]["endpoint"], "http://x");
+        let e =
+            ConfigFile::parse(Path::new("t.toml"), "[runtime]\ntimeout = \"soon\"\n").unwrap_err();
+        assert!(e.to_string().starts_with("t.toml:2:11: "), "{e}");
+        let e = ConfigFile::parse(Path::new("t.toml"), "[runtme]\n").unwrap_err();
+        assert!(e.to_string().contains("unknown field `runtme`"), "{e}");
+    }
+}
