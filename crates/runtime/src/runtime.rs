@@ -270,7 +270,7 @@ async fn run(
     let cap = inner.config.max_result_bytes;
     let (cancelled_tx, cancelled_rx) = watch::channel(false);
 
-    let started = match start(inner, &req, call_id, &args, cap, cancelled_rx).await {
+    let started = match start(inner, &req, call_id, &args, &secrets, cap, cancelled_rx).await {
         Ok(started) => started,
         Err(e) => return ToolResult::error(secrets.clean(&e.to_string())),
     };
@@ -387,6 +387,7 @@ async fn start(
     req: &CallRequest,
     call_id: &str,
     args: &Value,
+    secrets: &Secrets,
     cap: usize,
     cancelled: watch::Receiver<bool>,
 ) -> Result<Started, RuntimeError> {
@@ -411,7 +412,7 @@ async fn start(
                 .map_err(RuntimeError::Transpile)?;
             let version = version_of(tool)?;
             let worker = inner.pool.acquire(&req.user).await?;
-            Ok(worker.start_call(&tool.entry.path, &version, call_id, args, cap))
+            Ok(worker.start_call(&tool.entry.path, &version, call_id, args, secrets, cap))
         }
         Language::Python | Language::Bash => {
             let program = if tool.manifest.language == Language::Python {

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use super::frame::{self, ReadError};
 use crate::RuntimeError;
 use crate::config::UserSpace;
+use crate::redact::Secrets;
 
 /// What a running call reports, from a Node worker or a per-call process alike.
 #[derive(Debug)]
@@ -98,6 +99,7 @@ pub(crate) struct Worker {
     pub pid: i32,
     to_worker: mpsc::UnboundedSender<Vec<u8>>,
     calls: Mutex<HashMap<u64, mpsc::UnboundedSender<WorkerEvent>>>,
+    secrets: Mutex<HashMap<u64, Secrets>>,
     next_id: AtomicU64,
     alive: AtomicBool,
     in_flight: AtomicUsize,
@@ -171,6 +173,7 @@ impl Worker {
             pid,
             to_worker,
             calls: Mutex::new(HashMap::new()),
+            secrets: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             alive: AtomicBool::new(true),
             in_flight: AtomicUsize::new(0),
@@ -183,11 +186,13 @@ impl Worker {
                 }
             }
         });
+        // Output that bypasses the harness (a child process with inherited stdio) cannot
+        // be tied to a call, so it is redacted with the secrets of every call in flight.
         if let Some(out) = child.stdout.take() {
-            tokio::spawn(log_lines(out, pid, "stdout"));
+            tokio::spawn(log_lines(out, pid, "stdout", Arc::downgrade(&worker)));
         }
         if let Some(err) = child.stderr.take() {
-            tokio::spawn(log_lines(err, pid, "stderr"));
+            tokio::spawn(log_lines(err, pid, "stderr", Arc::downgrade(&worker)));
         }
         let w = Arc::clone(&worker);
         let max_frame = spawn.max_frame;
@@ -249,9 +254,15 @@ impl Worker {
         version: &str,
         tool_call_id: &str,
         params: &Value,
+        secrets: &Secrets,
         max_text: usize,
     ) -> (Control, mpsc::UnboundedReceiver<WorkerEvent>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if !secrets.is_empty()
+            && let Ok(mut s) = self.secrets.lock()
+        {
+            s.insert(id, secrets.clone());
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         self.touch();
@@ -282,6 +293,9 @@ impl Worker {
     }
 
     pub fn finish(&self, id: u64) {
+        if let Ok(mut s) = self.secrets.lock() {
+            s.remove(&id);
+        }
         let removed = self
             .calls
             .lock()
@@ -388,13 +402,25 @@ pub(crate) fn describe_exit(status: std::process::ExitStatus) -> String {
 
 /// Logs a stream line by line, holding at most one capped line in memory: a tool that
 /// writes gigabytes without a newline costs the host nothing.
-pub(crate) async fn log_lines(mut stream: impl AsyncRead + Unpin, pid: i32, which: &'static str) {
+pub(crate) async fn log_lines(
+    mut stream: impl AsyncRead + Unpin,
+    pid: i32,
+    which: &'static str,
+    worker: Weak<Worker>,
+) {
     const MAX_LINE: usize = 8192;
     let mut line: Vec<u8> = Vec::new();
     let mut dropped = 0usize;
     let mut buf = [0u8; 8192];
     let flush = |line: &mut Vec<u8>, dropped: &mut usize| {
-        let text = String::from_utf8_lossy(line);
+        let mut text = String::from_utf8_lossy(line).into_owned();
+        if let Some(w) = worker.upgrade()
+            && let Ok(secrets) = w.secrets.lock()
+        {
+            for s in secrets.values() {
+                text = s.clean(&text);
+            }
+        }
         if *dropped > 0 {
             tracing::info!(target: "toolhost::tool", pid, stream = which, "{text}… ({dropped} more bytes)");
         } else {

@@ -1,0 +1,170 @@
+//! `toolhost call` as a user runs it.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/tests/fixtures")
+}
+
+fn toolhost(cache: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    cmd.env_remove("PI_TOOLS_DIRS")
+        .env_remove("TOOLHOST_CONFIG")
+        .env("XDG_CACHE_HOME", cache.join("cache"))
+        .env("XDG_DATA_HOME", cache.join("data"))
+        .arg("call")
+        .arg("--tools-dir")
+        .arg(fixtures());
+    cmd
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code().unwrap_or(-1), stdout, stderr)
+}
+
+#[test]
+fn prints_the_result_and_streams_progress_to_stderr() {
+    let t = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run(toolhost(t.path()).args([
+        "echo",
+        "text=hello",
+        "times=2",
+        "--args",
+        r#"{"mode": "fancy"}"#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "*hello hello*\nnumber undefined\n");
+    assert!(
+        stderr.contains("progress: step 1\n") && stderr.contains("progress: step 2\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn json_output_and_error_exit_status() {
+    let t = tempfile::tempdir().unwrap();
+    let (code, stdout, _) = run(toolhost(t.path()).args(["shapes", "shape=object", "--json"]));
+    assert_eq!(code, 0);
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(r["isError"], false);
+    assert_eq!(r["structuredContent"]["rows"], 2);
+    let (code, stdout, stderr) = run(toolhost(t.path()).args(["throws"]));
+    assert_eq!((code, stdout.as_str()), (1, ""));
+    assert_eq!(stderr.trim_end(), "error: boom: the widget is broken");
+    let (code, stdout, _) = run(toolhost(t.path()).args([
+        "marker_tool",
+        "path=/nonexistent/x",
+        "n:=\"many\"",
+        "--json",
+    ]));
+    assert_eq!(code, 1);
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(r["isError"], true);
+    assert_eq!(
+        r["content"][0]["text"],
+        "invalid arguments: `n`: expected a number, got \"many\""
+    );
+}
+
+#[test]
+fn timeout_flag_and_clear_usage_errors() {
+    let t = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let (code, _, stderr) = run(toolhost(t.path()).args(["never_settles", "--timeout", "1"]));
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr.trim_end().lines().last(),
+        Some("error: timed out after 1 s"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("ignored cancellation"),
+        "the kill is reported: {stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    for (args, expected) in [
+        (vec!["nope"], "error: no tool named `nope` in the catalog"),
+        (
+            vec!["echo", "oops"],
+            "error: parameter \"oops\" is not KEY=VALUE or KEY:=JSON",
+        ),
+        (
+            vec!["echo", "--args", "[1]"],
+            "error: --args must be a JSON object",
+        ),
+        (
+            vec!["echo", "--timeout", "0"],
+            "error: --timeout must be a positive number of seconds",
+        ),
+    ] {
+        let (code, _, stderr) = run(toolhost(t.path()).args(&args));
+        assert_eq!(code, 2, "{args:?}");
+        assert!(stderr.starts_with(expected), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn the_config_file_sets_the_tools_environment() {
+    let t = tempfile::tempdir().unwrap();
+    let config = t.path().join("toolhost.toml");
+    std::fs::write(&config, "[env]\nPI_SEARXNG_URL = \"http://127.0.0.1:8888\"\n\n[resources.ocr]\nendpoint = \"http://127.0.0.1:9\"\n").unwrap();
+    let (code, stdout, stderr) = run(toolhost(t.path())
+        .args(["env_dump", "--config"])
+        .arg(&config)
+        .env("SOME_HOST_SECRET", "x"));
+    assert_eq!(code, 0, "{stderr}");
+    let env: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(env["PI_SEARXNG_URL"], "http://127.0.0.1:8888");
+    assert_eq!(
+        env["OFFICER_RESOURCES"],
+        r#"{"ocr":{"endpoint":"http://127.0.0.1:9"}}"#
+    );
+    assert!(
+        env.get("SOME_HOST_SECRET").is_none(),
+        "the host's environment leaked"
+    );
+    std::fs::write(&config, "[runtime]\ntimeout = \"soon\"\n").unwrap();
+    let (code, _, stderr) = run(toolhost(t.path())
+        .args(["env_dump", "--config"])
+        .arg(&config));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with(&format!("error: {}:2:11: ", config.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_the_call() {
+    let t = tempfile::tempdir().unwrap();
+    let marker = t.path().join("aborted");
+    let mut child = toolhost(t.path())
+        .arg("respects_abort")
+        .arg(format!("marker={}", marker.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cancelling") && stderr.contains("error: cancelled"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(marker).unwrap(), "aborted");
+}
