@@ -4,7 +4,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::sync::{Notify, oneshot, watch};
+use std::future::Future;
+use std::pin::Pin;
+
+use tokio::sync::{Notify, watch};
 
 use crate::ToolResult;
 
@@ -59,11 +62,12 @@ impl ProgressQueue {
     }
 }
 
-/// A running call. Dropping it cancels the call.
+/// A call. It makes progress while polled through [`Call::next`] or [`Call::result`];
+/// dropping it cancels the call.
 pub struct Call {
     pub id: String,
     pub(crate) progress: Arc<ProgressQueue>,
-    pub(crate) result: Option<oneshot::Receiver<ToolResult>>,
+    pub(crate) run: Option<Pin<Box<dyn Future<Output = ToolResult> + Send>>>,
     pub(crate) cancel: watch::Sender<bool>,
     pub(crate) done: Option<ToolResult>,
 }
@@ -89,13 +93,13 @@ impl Call {
             if let Some(done) = self.done.take() {
                 return Some(CallEvent::Done(done));
             }
-            let result = self.result.as_mut()?;
+            let run = self.run.as_mut()?;
             tokio::select! {
                 biased;
                 _ = self.progress.ready.notified() => {}
-                r = result => {
-                    self.result = None;
-                    self.done = Some(r.unwrap_or_else(|_| ToolResult::error("the call ended without a result")));
+                r = run => {
+                    self.run = None;
+                    self.done = Some(r);
                 }
             }
         }

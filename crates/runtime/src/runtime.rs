@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
 use toolhost_spec::Language;
 
@@ -91,6 +91,8 @@ struct Inner {
     transpiler: Transpiler,
     pool: NodePool,
     validators: Mutex<HashMap<String, Arc<ArgsValidator>>>,
+    /// Tool folder → the code version whose TypeScript is known to be transpiled.
+    prepared: Mutex<HashMap<PathBuf, String>>,
     run_dir: PathBuf,
     calls: AtomicU64,
 }
@@ -129,6 +131,7 @@ impl Runtime {
             transpiler,
             pool,
             validators: Mutex::new(HashMap::new()),
+            prepared: Mutex::new(HashMap::new()),
             run_dir,
             calls: AtomicU64::new(0),
         });
@@ -153,7 +156,8 @@ impl Runtime {
         &self.inner.config
     }
 
-    /// Starts a call and returns at once; events and the result arrive on the [`Call`].
+    /// Prepares a call. It runs while the returned [`Call`] is polled (its `next` or
+    /// `result`), so it costs no task hand-offs; dropping the `Call` cancels it.
     pub fn call(&self, req: CallRequest) -> Call {
         let n = self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let id = req
@@ -162,18 +166,14 @@ impl Runtime {
             .unwrap_or_else(|| format!("call_{}_{n}", std::process::id()));
         let progress = Arc::new(ProgressQueue::default());
         let (cancel_tx, cancel_rx) = watch::channel(false);
-        let (result_tx, result_rx) = oneshot::channel();
         let inner = Arc::clone(&self.inner);
         let call_id = id.clone();
         let queue = Arc::clone(&progress);
-        tokio::spawn(async move {
-            let result = run(&inner, req, &call_id, &queue, cancel_rx).await;
-            let _ = result_tx.send(result);
-        });
+        let run = Box::pin(async move { run(inner, req, &call_id, &queue, cancel_rx).await });
         Call {
             id,
             progress,
-            result: Some(result_rx),
+            run: Some(run),
             cancel: cancel_tx,
             done: None,
         }
@@ -237,7 +237,7 @@ fn secs(d: Duration) -> String {
 }
 
 async fn run(
-    inner: &Inner,
+    shared: Arc<Inner>,
     req: CallRequest,
     call_id: &str,
     progress: &ProgressQueue,
@@ -245,6 +245,7 @@ async fn run(
 ) -> ToolResult {
     let name = req.tool.name().to_string();
     let sensitive = req.tool.sensitive();
+    let inner = &*shared;
     let validator = match validator_for(inner, &req.tool, &sensitive) {
         Ok(v) => v,
         Err(e) => {
@@ -274,7 +275,14 @@ async fn run(
         Ok(started) => started,
         Err(e) => return ToolResult::error(secrets.clean(&e.to_string())),
     };
-    let (control, mut events) = started;
+    let (control, events) = started;
+    let mut flight = InFlight {
+        control,
+        events,
+        grace: inner.config.cancel_grace,
+        shared: Arc::clone(&shared),
+        settled: false,
+    };
 
     let deadline = Instant::now() + deadline_after;
     let mut idle_deadline = Instant::now() + idle_after;
@@ -284,7 +292,7 @@ async fn run(
     let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
     let mut result = loop {
         tokio::select! {
-            event = events.recv() => match event {
+            event = flight.events.recv() => match event {
                 Some(WorkerEvent::Progress(content)) => {
                     idle_deadline = Instant::now() + idle_after;
                     if stop.is_none() {
@@ -305,6 +313,13 @@ async fn run(
                     };
                 }
                 Some(WorkerEvent::Error { kind, message, stack }) => {
+                    if kind == "load"
+                        && let ToolRef::Folder(t) = &req.tool
+                        && let Ok(mut p) = inner.prepared.lock()
+                    {
+                        // Re-check the transpile cache next time (it may have been cleared).
+                        p.remove(&t.dir);
+                    }
                     if !stack.is_empty() {
                         tracing::info!(target: "toolhost::tool", tool = %name, call = call_id, "{kind}: {}", secrets.clean(&stack));
                     }
@@ -330,22 +345,74 @@ async fn run(
             _ = sleep_until(idle_deadline), if stop.is_none() => stop = Some(Stop::Idle(idle_after)),
             _ = sleep_until(grace.unwrap_or(far)), if grace.is_some() => {
                 tracing::warn!(tool = %name, call = call_id, "the tool ignored cancellation for {} s; killing its processes", secs(inner.config.cancel_grace));
-                control.kill();
+                flight.control.kill();
                 break ToolResult::error(stop.map_or_else(|| "cancelled".into(), Stop::message));
             }
         }
         if stop.is_some() && grace.is_none() {
             tracing::info!(tool = %name, call = call_id, "stopping: {}", stop.map(Stop::message).unwrap_or_default());
             let _ = cancelled_tx.send(true);
-            control.cancel();
+            flight.control.cancel();
             grace = Some(Instant::now() + inner.config.cancel_grace);
         }
     };
-    control.finish();
-    inner.pool.call_ended();
+    flight.settle();
     result.redact(&secrets);
     tracing::info!(tool = %name, call = call_id, is_error = result.is_error, "done");
     result
+}
+
+/// A call whose tool is running. If the caller drops the call before it settles, the
+/// tool is cancelled, and killed if it does not settle within the grace period.
+struct InFlight {
+    control: Control,
+    events: mpsc::UnboundedReceiver<WorkerEvent>,
+    grace: Duration,
+    shared: Arc<Inner>,
+    settled: bool,
+}
+
+impl InFlight {
+    fn settle(&mut self) {
+        self.settled = true;
+        self.control.finish();
+        self.shared.pool.call_ended();
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            // No runtime left to wait in: stop the tool now.
+            self.control.kill();
+            self.settle();
+            return;
+        };
+        self.control.cancel();
+        let control = std::mem::replace(&mut self.control, Control::Settled);
+        let mut events = std::mem::replace(&mut self.events, mpsc::unbounded_channel().1);
+        let (grace, shared) = (self.grace, Arc::clone(&self.shared));
+        let cleanup = async move {
+            let settled = tokio::time::timeout(grace, async {
+                while let Some(event) = events.recv().await {
+                    if !matches!(event, WorkerEvent::Progress(_) | WorkerEvent::Log { .. }) {
+                        return true;
+                    }
+                }
+                true
+            })
+            .await;
+            if settled.is_err() {
+                control.kill();
+            }
+            control.finish();
+            shared.pool.call_ended();
+        };
+        handle.spawn(cleanup);
+    }
 }
 
 fn error_text(kind: &str, message: &str) -> String {
@@ -404,13 +471,25 @@ async fn start(
     };
     match tool.manifest.language {
         Language::Typescript => {
-            let dir = tool.dir.clone();
-            let transpiler = inner.transpiler.clone();
-            tokio::task::spawn_blocking(move || transpiler.prepare_folder(&dir))
-                .await
-                .map_err(|e| RuntimeError::WorkerStart(e.to_string()))?
-                .map_err(RuntimeError::Transpile)?;
+            // One stat per file tells whether the code changed; only then is it re-read
+            // and transpiled (which itself skips files already in the cache).
             let version = version_of(tool)?;
+            let known = inner
+                .prepared
+                .lock()
+                .ok()
+                .and_then(|p| p.get(&tool.dir).cloned());
+            if known.as_deref() != Some(version.as_str()) {
+                let dir = tool.dir.clone();
+                let transpiler = inner.transpiler.clone();
+                tokio::task::spawn_blocking(move || transpiler.prepare_folder(&dir))
+                    .await
+                    .map_err(|e| RuntimeError::WorkerStart(e.to_string()))?
+                    .map_err(RuntimeError::Transpile)?;
+                if let Ok(mut p) = inner.prepared.lock() {
+                    p.insert(tool.dir.clone(), version.clone());
+                }
+            }
             let worker = inner.pool.acquire(&req.user).await?;
             Ok(worker.start_call(&tool.entry.path, &version, call_id, args, secrets, cap))
         }

@@ -14,6 +14,14 @@ fn text(r: &toolhost_runtime::ToolResult) -> String {
     r.joined_text()
 }
 
+/// Drives a call until the tool reports `expected` (so it is surely running).
+async fn wait_for_progress(call: &mut toolhost_runtime::Call, expected: &str) {
+    match call.next().await {
+        Some(toolhost_runtime::CallEvent::Progress(p)) => assert_eq!(p.text(), expected),
+        other => panic!("expected progress {expected:?}, got {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn typescript_tool_runs_with_coerced_params_and_ordered_progress() {
     let e = env();
@@ -124,10 +132,11 @@ async fn results_are_normalised() {
 async fn cancelling_fires_the_abort_signal() {
     let e = env();
     let marker = e.dir.path().join("aborted");
-    let call = e
+    let mut call = e
         .runtime
         .call(e.request(tool("respects_abort"), json!({"marker": marker})));
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_for_progress(&mut call, "waiting for abort").await;
+    assert!(!marker.exists());
     call.cancel();
     let r = call.result().await;
     assert_eq!((text(&r).as_str(), r.is_error), ("cancelled", true));
@@ -147,11 +156,11 @@ async fn cancelling_fires_the_abort_signal() {
 async fn a_tool_that_ignores_cancellation_is_killed_and_its_worker_replaced() {
     let e = env();
     let started = Instant::now();
-    let call = e.runtime.call(e.request(tool("busy_loop"), json!({})));
+    let (canceller, call) = common::spawn_call(&e.runtime, e.request(tool("busy_loop"), json!({})));
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = common::pids_running("harness.mjs");
-    call.cancel();
-    let r = call.result().await;
+    canceller.cancel();
+    let r = call.await.unwrap();
     assert_eq!(text(&r), "cancelled");
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -442,7 +451,7 @@ async fn the_pool_is_bounded_and_idle_workers_retire() {
             tool_call_id: None,
             timeout: None,
         };
-        calls.push(e.runtime.call(req));
+        calls.push(tokio::spawn(e.runtime.call(req).result()));
     }
     let mut peak = 0;
     let watcher = {
@@ -456,7 +465,7 @@ async fn the_pool_is_bounded_and_idle_workers_retire() {
         })
     };
     for call in calls {
-        assert_eq!(text(&call.result().await), "done after 2");
+        assert_eq!(text(&call.await.unwrap()), "done after 2");
     }
     assert!(watcher.await.unwrap() <= 2, "more than 2 workers at once");
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -509,10 +518,10 @@ async fn native_tools_share_the_call_path() {
         text(&r),
         "invalid arguments: missing required parameter `b`"
     );
-    let call = e.runtime.call(req(json!({"a": 0, "b": 0})));
+    let (canceller, call) = common::spawn_call(&e.runtime, req(json!({"a": 0, "b": 0})));
     tokio::time::sleep(Duration::from_millis(100)).await;
-    call.cancel();
-    assert_eq!(text(&call.result().await), "cancelled");
+    canceller.cancel();
+    assert_eq!(text(&call.await.unwrap()), "cancelled");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -522,12 +531,8 @@ async fn dropping_a_call_cancels_it() {
     let mut call = e
         .runtime
         .call(e.request(tool("respects_abort"), json!({"marker": marker})));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(
-        tokio::time::timeout(Duration::from_millis(10), call.next())
-            .await
-            .is_err()
-    );
+    wait_for_progress(&mut call, "waiting for abort").await;
+    assert!(!marker.exists());
     drop(call);
     for _ in 0..50 {
         if marker.exists() {

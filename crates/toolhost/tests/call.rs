@@ -149,7 +149,7 @@ fn the_config_file_sets_the_tools_environment() {
 fn ctrl_c_cancels_the_call() {
     let t = tempfile::tempdir().unwrap();
     let marker = t.path().join("aborted");
-    let mut child = toolhost(t.path())
+    let child = toolhost(t.path())
         .arg("respects_abort")
         .arg(format!("marker={}", marker.display()))
         .stdout(Stdio::piped())

@@ -28,14 +28,17 @@ const PROGRESS_INTERVAL_MS = 10;
 
 const als = new AsyncLocalStorage();
 const calls = new Map();
+// Loaded entry modules by URL (which carries the code version): a dynamic import() of a
+// known URL would still make a round trip to the hooks thread.
+const modules = new Map();
 const socket = net.createConnection(socketPath);
 
 function frame(json) {
-  const body = Buffer.from(json, 'utf8');
-  const head = Buffer.allocUnsafe(4);
-  head.writeUInt32BE(body.length, 0);
-  socket.write(head);
-  socket.write(body);
+  const length = Buffer.byteLength(json, 'utf8');
+  const buf = Buffer.allocUnsafe(4 + length);
+  buf.writeUInt32BE(length, 0);
+  buf.write(json, 4, 'utf8');
+  socket.write(buf);
 }
 
 function send(message) {
@@ -150,9 +153,13 @@ async function runCall({ id, entry, version, toolCallId, params, maxText }) {
   calls.set(id, call);
   try {
     await als.run(id, async () => {
-      let mod;
+      const url = `${pathToFileURL(entry).href}?v=${version}`;
+      let mod = modules.get(url);
       try {
-        mod = await import(`${pathToFileURL(entry).href}?v=${version}`);
+        if (!mod) {
+          mod = await import(url);
+          modules.set(url, mod);
+        }
       } catch (e) {
         send({ type: 'error', id, kind: 'load', ...describe(e) });
         return;
@@ -160,6 +167,10 @@ async function runCall({ id, entry, version, toolCallId, params, maxText }) {
       if (typeof mod.execute !== 'function') {
         const found = Object.keys(mod).join(', ') || 'nothing';
         send({ type: 'error', id, kind: 'export', message: `the entry file has no named export \`execute\` (it exports: ${found})`, stack: '' });
+        return;
+      }
+      if (call.controller.signal.aborted) {
+        send({ type: 'error', id, kind: 'cancelled', message: 'cancelled before it started', stack: '' });
         return;
       }
       let value;

@@ -1,6 +1,7 @@
 //! Node.js workers: warm processes that load tool entry files and run `execute`.
 
 mod frame;
+mod outbox;
 mod pool;
 mod worker;
 

@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::UnixListener;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
 use super::frame::{self, ReadError};
+use super::outbox::Outbox;
 use crate::RuntimeError;
 use crate::config::UserSpace;
 use crate::redact::Secrets;
@@ -50,6 +51,8 @@ pub(crate) enum Control {
     },
     /// A native tool: cancellation is its context's flag; killing aborts its task.
     Task(tokio::task::AbortHandle),
+    /// Nothing left to stop.
+    Settled,
 }
 
 impl Control {
@@ -57,7 +60,7 @@ impl Control {
         match self {
             Control::Worker { worker, id } => worker.send(&json!({"type": "cancel", "id": id})),
             Control::Process { pgid } => signal_group(*pgid, rustix::process::Signal::TERM),
-            Control::Task(_) => {}
+            Control::Task(_) | Control::Settled => {}
         }
     }
 
@@ -66,6 +69,7 @@ impl Control {
             Control::Worker { worker, .. } => worker.kill("killed after ignoring cancellation"),
             Control::Process { pgid } => signal_group(*pgid, rustix::process::Signal::KILL),
             Control::Task(task) => task.abort(),
+            Control::Settled => {}
         }
     }
 
@@ -97,7 +101,7 @@ pub(crate) struct WorkerSpawn {
 pub(crate) struct Worker {
     pub user: String,
     pub pid: i32,
-    to_worker: mpsc::UnboundedSender<Vec<u8>>,
+    to_worker: Outbox,
     calls: Mutex<HashMap<u64, mpsc::UnboundedSender<WorkerEvent>>>,
     secrets: Mutex<HashMap<u64, Secrets>>,
     next_id: AtomicU64,
@@ -154,7 +158,8 @@ impl Worker {
                 )));
             }
         };
-        let (mut reader, mut writer) = stream.into_split();
+        let (reader, writer) = stream.into_split();
+        let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, reader);
         match frame::read(&mut reader, spawn.max_frame).await {
             Ok(Some(m)) if m["type"] == "ready" => {
                 tracing::debug!(pid, node = %m["node"], user = %space.user, "Node.js worker ready");
@@ -167,24 +172,16 @@ impl Worker {
             }
         }
 
-        let (to_worker, mut outbox) = mpsc::unbounded_channel::<Vec<u8>>();
         let worker = Arc::new(Worker {
             user: space.user.clone(),
             pid,
-            to_worker,
+            to_worker: Outbox::new(writer),
             calls: Mutex::new(HashMap::new()),
             secrets: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             alive: AtomicBool::new(true),
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
-        });
-        tokio::spawn(async move {
-            while let Some(bytes) = outbox.recv().await {
-                if writer.write_all(&bytes).await.is_err() {
-                    break;
-                }
-            }
         });
         // Output that bypasses the harness (a child process with inherited stdio) cannot
         // be tied to a call, so it is redacted with the secrets of every call in flight.
@@ -314,7 +311,7 @@ impl Worker {
     }
 
     fn send(&self, message: &Value) {
-        let _ = self.to_worker.send(frame::encode(message));
+        self.to_worker.send(frame::encode(message));
     }
 
     /// Kills the worker's whole process group; its in-flight calls end with `why`.

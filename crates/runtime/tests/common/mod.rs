@@ -103,6 +103,19 @@ pub fn env() -> Env {
     env_with(config(), ToolEnv::default())
 }
 
+/// Runs a call on its own task (so it makes progress meanwhile); returns a canceller.
+pub fn spawn_call(
+    runtime: &Runtime,
+    req: CallRequest,
+) -> (
+    toolhost_runtime::Canceller,
+    tokio::task::JoinHandle<ToolResult>,
+) {
+    let call = runtime.call(req);
+    let canceller = call.canceller();
+    (canceller, tokio::spawn(call.result()))
+}
+
 /// Whether a process exists.
 pub fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
