@@ -174,7 +174,13 @@ impl Transpiler {
                     path: path.clone(),
                     source,
                 })?;
-            let js = transpile_source(&path, source)?;
+            let js = match transpile_source(&path, source) {
+                Ok(js) => js,
+                // A .js file that is not an ES module (a CommonJS helper, say) is served
+                // as it is; only TypeScript must compile.
+                Err(_) if is_module_js(&path) => continue,
+                Err(e) => return Err(e),
+            };
             self.write_atomically(&target, js.as_bytes())?;
             transpiled += 1;
         }
@@ -229,6 +235,16 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// Is this a file `prepare_folder` transpiles (TypeScript, not a declaration file)?
 fn is_transpiled_file(path: &Path) -> bool {
     SourceType::from_path(path).is_ok_and(|t| t.is_typescript() && !t.is_typescript_definition())
+        || is_module_js(path)
+}
+
+/// `.js` and `.mjs` files of a tool run as ES modules; they go through the same pipeline
+/// (no TypeScript to strip) so that `__dirname`, `__filename` and `require` work in them.
+fn is_module_js(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("js" | "mjs")
+    )
 }
 
 /// The TypeScript files below `root`, sorted, without `node_modules`, hidden directories
@@ -318,7 +334,7 @@ fn transform_options() -> TransformOptions {
 
 fn transpile_inner(path: &Path, source: &str) -> Result<String, TranspileError> {
     let source_type = match SourceType::from_path(path) {
-        Ok(t) if t.is_typescript() => t.with_module(true),
+        Ok(t) if t.is_typescript() || is_module_js(path) => t.with_module(true),
         _ => {
             return Err(TranspileError::NotTypeScript {
                 path: path.to_path_buf(),
@@ -644,13 +660,19 @@ mod tests {
     }
 
     #[test]
-    fn only_typescript_sources_are_transpiled() {
-        for yes in ["a.ts", "a.mts", "a.cts", "a.tsx", "dir/a.b.ts"] {
+    fn typescript_and_module_javascript_are_transpiled() {
+        for yes in [
+            "a.ts",
+            "a.mts",
+            "a.cts",
+            "a.tsx",
+            "dir/a.b.ts",
+            "a.js",
+            "a.mjs",
+        ] {
             assert!(is_transpiled_file(Path::new(yes)), "{yes}");
         }
-        for no in [
-            "a.d.ts", "a.d.mts", "a.d.cts", "a.js", "a.mjs", "ts", "a.json",
-        ] {
+        for no in ["a.d.ts", "a.d.mts", "a.d.cts", "a.cjs", "ts", "a.json"] {
             assert!(!is_transpiled_file(Path::new(no)), "{no}");
         }
     }

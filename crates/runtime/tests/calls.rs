@@ -57,7 +57,10 @@ async fn javascript_entries_get_the_tool_call_id() {
     let e = env();
     let mut req = e.request(tool("plain_js"), json!({}));
     req.tool_call_id = Some("call-123".into());
-    assert_eq!(text(&e.runtime.call(req).result().await), "js ok call-123");
+    assert_eq!(
+        text(&e.runtime.call(req).result().await),
+        "js ok call-123 plain_js function"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

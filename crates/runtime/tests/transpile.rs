@@ -406,20 +406,20 @@ fn cache_entries_are_sha256_named_and_reused() {
     let t = Transpiler::new(&cache).unwrap();
     assert_eq!(t.cache_dir(), cache);
 
-    assert_eq!(t.prepare_folder(&tool).unwrap(), 3);
+    assert_eq!(t.prepare_folder(&tool).unwrap(), 4);
     let mut names: Vec<String> = std::fs::read_dir(&cache)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    let mut expected: Vec<String> = ["index.ts", "lib/helper.ts", "lib/other.mts"]
+    let mut expected: Vec<String> = ["index.ts", "lib/helper.ts", "lib/other.mts", "plain.js"]
         .iter()
         .map(|f| format!("{}.js", sha256(&std::fs::read(tool.join(f)).unwrap())))
         .collect();
     expected.sort();
     assert_eq!(
         names, expected,
-        "one entry per TypeScript file, no temp files left"
+        "one entry per TypeScript and module JavaScript file, no temp files left"
     );
 
     // Everything cached: nothing transpiled, nothing rewritten.
@@ -434,7 +434,7 @@ fn cache_entries_are_sha256_named_and_reused() {
     write(&tool.join("index.ts"), "console.log('edited');\n");
     assert_eq!(t.prepare_folder(&tool).unwrap(), 1);
     assert_eq!(t.prepare_folder(&tool).unwrap(), 0);
-    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 4);
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 5);
     let after = std::fs::metadata(&helper_entry)
         .unwrap()
         .modified()
@@ -590,7 +590,9 @@ fn unsupported_and_non_typescript_inputs_are_errors() {
         .unwrap();
     assert!(!js.contains("accessor"), "{js}");
 
-    let err = t.transpile(Path::new("x.js"), "export {}").unwrap_err();
+    let err = t
+        .transpile(Path::new("x.cjs"), "module.exports = {}")
+        .unwrap_err();
     assert!(
         matches!(err, TranspileError::NotTypeScript { .. }),
         "{err:?}"

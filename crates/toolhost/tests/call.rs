@@ -168,3 +168,34 @@ fn ctrl_c_cancels_the_call() {
     );
     assert_eq!(std::fs::read_to_string(marker).unwrap(), "aborted");
 }
+
+#[test]
+fn the_example_tools_run() {
+    let t = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tools");
+    let data = t.path().join("data.json");
+    std::fs::write(&data, r#"{"items": [{"name": "pen"}, {"name": "ink"}]}"#).unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["text_stats".into(), "text=One two. Three four five.".into()], "Words: 5"),
+        (vec!["json_query".into(), format!("path={}", data.display()), "query=items[-1].name".into()], "\"ink\""),
+        (
+            vec!["hash".into(), "text=hello world".into()],
+            "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9",
+        ),
+        (
+            vec!["file_search".into(), format!("root={}", examples.display()), "pattern=function\\* walk".into()],
+            "file_search/lib/walk.ts:",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        cmd.env("XDG_CACHE_HOME", t.path().join("cache"))
+            .env("XDG_DATA_HOME", t.path().join("data"))
+            .args(["call", "--tools-dir"])
+            .arg(&examples)
+            .args(&args);
+        let (code, stdout, stderr) = run(&mut cmd);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(stdout.contains(expected), "{args:?}: {stdout}");
+    }
+}

@@ -83,7 +83,12 @@ export async function load(url, context, nextLoad) {
       return { format: 'module', source: js, shortCircuit: true };
     }
     if (TOOL_JS.test(path)) {
-      return { format: 'module', source: await readFile(path), shortCircuit: true };
+      // Served from the cache when Toolhost prepared it (to define __dirname and friends),
+      // else as it is.
+      const source = await readFile(path);
+      const digest = createHash('sha256').update(source).digest('hex');
+      const prepared = await readFile(join(cacheDir, `${digest}.js`), 'utf8').catch(() => null);
+      return { format: 'module', source: prepared ?? source, shortCircuit: true };
     }
   }
   return nextLoad(url, context);
