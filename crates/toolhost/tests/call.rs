@@ -176,14 +176,28 @@ fn the_example_tools_run() {
     let data = t.path().join("data.json");
     std::fs::write(&data, r#"{"items": [{"name": "pen"}, {"name": "ink"}]}"#).unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["text_stats".into(), "text=One two. Three four five.".into()], "Words: 5"),
-        (vec!["json_query".into(), format!("path={}", data.display()), "query=items[-1].name".into()], "\"ink\""),
+        (
+            vec!["text_stats".into(), "text=One two. Three four five.".into()],
+            "Words: 5",
+        ),
+        (
+            vec![
+                "json_query".into(),
+                format!("path={}", data.display()),
+                "query=items[-1].name".into(),
+            ],
+            "\"ink\"",
+        ),
         (
             vec!["hash".into(), "text=hello world".into()],
             "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9",
         ),
         (
-            vec!["file_search".into(), format!("root={}", examples.display()), "pattern=function\\* walk".into()],
+            vec![
+                "file_search".into(),
+                format!("root={}", examples.display()),
+                "pattern=function\\* walk".into(),
+            ],
             "file_search/lib/walk.ts:",
         ),
     ];
