@@ -545,3 +545,30 @@ async fn dropping_a_call_cancels_it() {
     }
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "aborted");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killing_a_tool_leaves_no_orphan_processes() {
+    let e = env();
+    let tag = format!("toolhost-orphan-check-{}", std::process::id());
+    let mut call = e
+        .runtime
+        .call(e.request(tool("spawns_child"), json!({"tag": tag})));
+    wait_for_progress(&mut call, "child started").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !common::pids_running(&tag).is_empty(),
+        "the child should be running"
+    );
+    call.cancel();
+    assert_eq!(text(&call.result().await), "cancelled");
+    for _ in 0..40 {
+        if common::pids_running(&tag).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the tool's child outlived it: {:?}",
+        common::pids_running(&tag)
+    );
+}
