@@ -51,11 +51,12 @@ impl ToolRef {
         }
     }
 
-    /// Identifies this version of the tool, for caches.
-    fn cache_key(&self) -> String {
+    /// Identifies the tool's input schema, for the validator cache: a folder tool's schema
+    /// is a function of its TOOL.md, which its content hash covers.
+    fn cache_key(&self) -> ValidatorKey {
         match self {
-            ToolRef::Folder(t) => format!("{}#{}", t.dir.display(), t.hash.to_hex()),
-            ToolRef::Native(t) => format!("native:{}", t.name()),
+            ToolRef::Folder(t) => ValidatorKey::Folder(t.hash),
+            ToolRef::Native(t) => ValidatorKey::Native(t.name().to_string()),
         }
     }
 
@@ -66,6 +67,12 @@ impl ToolRef {
             ToolRef::Native(_) => (None, None),
         }
     }
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum ValidatorKey {
+    Folder(toolhost_catalog::ContentHash),
+    Native(String),
 }
 
 /// One call to make.
@@ -90,9 +97,10 @@ struct Inner {
     env: ToolEnv,
     transpiler: Transpiler,
     pool: NodePool,
-    validators: Mutex<HashMap<String, Arc<ArgsValidator>>>,
+    validators: Mutex<HashMap<ValidatorKey, Arc<ArgsValidator>>>,
     /// Tool folder → the code version whose TypeScript is known to be transpiled.
     prepared: Mutex<HashMap<PathBuf, String>>,
+    versions: crate::version::CodeVersions,
     run_dir: PathBuf,
     calls: AtomicU64,
 }
@@ -132,6 +140,7 @@ impl Runtime {
             pool,
             validators: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
+            versions: crate::version::CodeVersions::default(),
             run_dir,
             calls: AtomicU64::new(0),
         });
@@ -473,7 +482,10 @@ async fn start(
         Language::Typescript => {
             // One stat per file tells whether the code changed; only then is it re-read
             // and transpiled (which itself skips files already in the cache).
-            let version = version_of(tool)?;
+            let version = inner
+                .versions
+                .version(&tool.dir)
+                .map_err(|e| RuntimeError::io(&tool.dir, e))?;
             let known = inner
                 .prepared
                 .lock()
@@ -512,12 +524,6 @@ async fn start(
             })
         }
     }
-}
-
-/// A version string for a tool's code: changes whenever any file of the folder outside
-/// node_modules changes, so the next call imports the edited code.
-fn version_of(tool: &toolhost_catalog::Tool) -> Result<String, RuntimeError> {
-    crate::version::code_version(&tool.dir).map_err(|e| RuntimeError::io(&tool.dir, e))
 }
 
 fn start_native(

@@ -28,7 +28,7 @@ const PROGRESS_INTERVAL_MS = 10;
 
 const als = new AsyncLocalStorage();
 const calls = new Map();
-// Loaded entry modules by URL (which carries the code version): a dynamic import() of a
+// Loaded entry modules by path and code version: a dynamic import() of a
 // known URL would still make a round trip to the hooks thread.
 const modules = new Map();
 const socket = net.createConnection(socketPath);
@@ -153,12 +153,12 @@ async function runCall({ id, entry, version, toolCallId, params, maxText }) {
   calls.set(id, call);
   try {
     await als.run(id, async () => {
-      const url = `${pathToFileURL(entry).href}?v=${version}`;
-      let mod = modules.get(url);
+      const key = `${entry}?v=${version}`;
+      let mod = modules.get(key);
       try {
         if (!mod) {
-          mod = await import(url);
-          modules.set(url, mod);
+          mod = await import(`${pathToFileURL(entry).href}?v=${version}`);
+          modules.set(key, mod);
         }
       } catch (e) {
         send({ type: 'error', id, kind: 'load', ...describe(e) });
