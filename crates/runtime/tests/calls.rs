@@ -572,3 +572,28 @@ async fn killing_a_tool_leaves_no_orphan_processes() {
         common::pids_running(&tag)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_can_use_fetch() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut conn, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 1024];
+        let _ = conn.read(&mut buf).await.unwrap();
+        let body = "hello from loopback";
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        conn.write_all(reply.as_bytes()).await.unwrap();
+    });
+    let r = env()
+        .call("fetcher", json!({"url": format!("http://{addr}/")}))
+        .await;
+    assert_eq!(
+        (text(&r).as_str(), r.is_error),
+        ("200 hello from loopback", false)
+    );
+}
