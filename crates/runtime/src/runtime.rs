@@ -150,10 +150,7 @@ impl Runtime {
                 let Some(inner) = weak.upgrade() else { break };
                 let every = (inner.config.worker_idle_retire / 4)
                     .clamp(Duration::from_millis(100), Duration::from_secs(30));
-                inner
-                    .pool
-                    .retire_idle(inner.config.worker_idle_retire)
-                    .await;
+                inner.pool.retire_idle(inner.config.worker_idle_retire);
                 drop(inner);
                 tokio::time::sleep(every).await;
             }
@@ -190,12 +187,12 @@ impl Runtime {
 
     /// Live Node.js workers (for status and tests).
     pub async fn workers(&self) -> usize {
-        self.inner.pool.len().await
+        self.inner.pool.len()
     }
 
     /// Stops every worker.
     pub async fn shutdown(&self) {
-        self.inner.pool.shutdown().await;
+        self.inner.pool.shutdown();
     }
 }
 

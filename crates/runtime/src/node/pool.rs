@@ -2,25 +2,39 @@
 //!
 //! A worker serves one user only (later, each user's workers run under that user's
 //! sandbox). Calls share a worker up to `max_calls_per_worker`; the pool never holds more
-//! than `max_workers` processes; idle workers are retired.
+//! than `max_workers` processes, counting those still starting; idle workers are retired.
+//! No lock is held while a worker starts, so one slow start delays nobody else.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::{Mutex, Notify};
+use tokio::sync::Notify;
 
 use super::worker::{Worker, WorkerSpawn};
 use crate::RuntimeError;
 use crate::config::{ToolEnv, UserSpace};
+
+#[derive(Default)]
+struct State {
+    workers: Vec<Arc<Worker>>,
+    /// Users whose worker is starting (each entry holds a pool slot).
+    starting: Vec<String>,
+}
 
 pub(crate) struct NodePool {
     spawn: WorkerSpawn,
     env: ToolEnv,
     max_workers: usize,
     max_calls_per_worker: usize,
-    workers: Mutex<Vec<Arc<Worker>>>,
-    /// Signalled when a call ends, so a caller waiting for a worker slot can retry.
-    freed: Notify,
+    state: Mutex<State>,
+    /// Signalled when a call ends or a worker starts, so waiting callers look again.
+    changed: Notify,
+}
+
+enum Next {
+    Use(Arc<Worker>),
+    Start,
+    Wait,
 }
 
 impl NodePool {
@@ -35,63 +49,90 @@ impl NodePool {
             env,
             max_workers: max_workers.max(1),
             max_calls_per_worker: max_calls_per_worker.max(1),
-            workers: Mutex::new(Vec::new()),
-            freed: Notify::new(),
+            state: Mutex::new(State::default()),
+            changed: Notify::new(),
         }
     }
 
-    /// A live worker for `space`, started if needed.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A live worker for `space`, started if needed, with one call reserved on it.
     pub async fn acquire(&self, space: &UserSpace) -> Result<Arc<Worker>, RuntimeError> {
         loop {
-            let notified = self.freed.notified();
-            {
-                let mut workers = self.workers.lock().await;
-                workers.retain(|w| w.is_alive());
-                let mine = workers
-                    .iter()
-                    .filter(|w| w.user == space.user)
-                    .min_by_key(|w| w.in_flight());
-                if let Some(w) = mine
-                    && w.in_flight() < self.max_calls_per_worker
-                {
-                    return Ok(Arc::clone(w));
-                }
-                if workers.len() >= self.max_workers {
-                    // Make room by retiring an idle worker (another user's, or ours).
-                    if let Some(i) = workers.iter().position(|w| w.in_flight() == 0) {
-                        let idle = workers.remove(i);
-                        idle.kill("retired to make room in the worker pool");
+            // Created before looking, so a change made meanwhile is not missed.
+            let changed = self.changed.notified();
+            match self.next(space) {
+                Next::Use(w) => return Ok(w),
+                Next::Wait => changed.await,
+                Next::Start => {
+                    let slot = Starting {
+                        pool: self,
+                        user: space.user.clone(),
+                    };
+                    let started = Worker::spawn(&self.spawn, space, self.env.for_user(space)).await;
+                    let mut st = self.state();
+                    if let Ok(w) = &started {
+                        w.reserve();
+                        st.workers.push(Arc::clone(w));
                     }
-                }
-                if workers.len() < self.max_workers {
-                    let w = Worker::spawn(&self.spawn, space, self.env.for_user(space)).await?;
-                    workers.push(Arc::clone(&w));
-                    return Ok(w);
-                }
-                // The pool is full of busy workers: share ours beyond the soft limit, or wait.
-                if let Some(w) = workers
-                    .iter()
-                    .filter(|w| w.user == space.user)
-                    .min_by_key(|w| w.in_flight())
-                {
-                    return Ok(Arc::clone(w));
+                    drop(st);
+                    drop(slot);
+                    return started;
                 }
             }
-            notified.await;
+        }
+    }
+
+    fn next(&self, space: &UserSpace) -> Next {
+        let mut st = self.state();
+        st.workers.retain(|w| w.is_alive());
+        let mine = st
+            .workers
+            .iter()
+            .filter(|w| w.user == space.user)
+            .min_by_key(|w| w.in_flight())
+            .cloned();
+        if let Some(w) = &mine
+            && w.in_flight() < self.max_calls_per_worker
+        {
+            w.reserve();
+            return Next::Use(Arc::clone(w));
+        }
+        if st.starting.contains(&space.user) {
+            return Next::Wait;
+        }
+        if st.workers.len() + st.starting.len() >= self.max_workers {
+            // Make room by retiring an idle worker (another user's, or ours).
+            if let Some(i) = st.workers.iter().position(|w| w.in_flight() == 0) {
+                let idle = st.workers.remove(i);
+                idle.kill("retired to make room in the worker pool");
+            }
+        }
+        if st.workers.len() + st.starting.len() < self.max_workers {
+            st.starting.push(space.user.clone());
+            return Next::Start;
+        }
+        // Full of busy workers: share ours beyond the soft limit, or wait for a slot.
+        match mine {
+            Some(w) => {
+                w.reserve();
+                Next::Use(w)
+            }
+            None => Next::Wait,
         }
     }
 
     pub fn call_ended(&self) {
-        self.freed.notify_waiters();
+        self.changed.notify_waiters();
     }
 
     /// Retires workers idle for longer than `after`.
-    pub async fn retire_idle(&self, after: Duration) {
-        let mut workers = self.workers.lock().await;
-        workers.retain(|w| {
+    pub fn retire_idle(&self, after: Duration) {
+        self.state().workers.retain(|w| {
             let retire = w.is_alive() && w.in_flight() == 0 && w.idle_for() >= after;
             if retire {
-                tracing::debug!(pid = w.pid, user = %w.user, "retiring idle Node.js worker");
                 w.kill("idle");
             }
             w.is_alive()
@@ -99,18 +140,30 @@ impl NodePool {
     }
 
     /// Number of live workers (for tests and status).
-    pub async fn len(&self) -> usize {
-        self.workers
-            .lock()
-            .await
-            .iter()
-            .filter(|w| w.is_alive())
-            .count()
+    pub fn len(&self) -> usize {
+        self.state().workers.iter().filter(|w| w.is_alive()).count()
     }
 
-    pub async fn shutdown(&self) {
-        for w in self.workers.lock().await.drain(..) {
+    pub fn shutdown(&self) {
+        for w in self.state().workers.drain(..) {
             w.kill("shutting down");
         }
+    }
+}
+
+/// A pool slot held by a starting worker; released (and waiters woken) however the start ends.
+struct Starting<'a> {
+    pool: &'a NodePool,
+    user: String,
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        let mut st = self.pool.state();
+        if let Some(i) = st.starting.iter().position(|u| *u == self.user) {
+            st.starting.remove(i);
+        }
+        drop(st);
+        self.pool.changed.notify_waiters();
     }
 }

@@ -244,7 +244,14 @@ impl Worker {
             .unwrap_or_default()
     }
 
-    /// Starts a call; its events arrive on the returned receiver until a final one.
+    /// Counts a call about to start, so the pool neither retires this worker nor
+    /// over-fills it meanwhile. The pool calls it under its lock; `start_call` follows.
+    pub fn reserve(&self) {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Starts a call reserved with [`Worker::reserve`]; its events arrive on the returned
+    /// receiver until a final one.
     pub fn start_call(
         self: &Arc<Self>,
         entry: &Path,
@@ -261,7 +268,6 @@ impl Worker {
             s.insert(id, secrets.clone());
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
         self.touch();
         if let Ok(mut calls) = self.calls.lock() {
             calls.insert(id, tx.clone());
