@@ -597,3 +597,40 @@ async fn tools_can_use_fetch() {
         ("200 hello from loopback", false)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_syntax_error_is_an_error_result_naming_file_and_line() {
+    let e = env();
+    let r = e.call("broken_ts", json!({})).await;
+    assert!(r.is_error);
+    let t = text(&r);
+    assert!(
+        t.contains("broken_ts/index.ts:2:") && t.contains("TypeScript syntax error"),
+        "{t}"
+    );
+    // The host keeps serving.
+    assert_eq!(
+        text(&e.call("shapes", json!({"shape": "string"})).await),
+        "just a string"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_interpreter_is_an_error_result() {
+    let config = RuntimeConfig {
+        node: "/nonexistent/node".into(),
+        python: "/nonexistent/python3".into(),
+        ..common::config()
+    };
+    let e = env_with(config, ToolEnv::default());
+    let r = e.call("plain_js", json!({})).await;
+    assert!(
+        r.is_error && text(&r).contains("cannot start /nonexistent/node"),
+        "{r:?}"
+    );
+    let r = e.call("py_tool", json!({"name": "x"})).await;
+    assert!(
+        r.is_error && text(&r).contains("cannot start /nonexistent/python3"),
+        "{r:?}"
+    );
+}
