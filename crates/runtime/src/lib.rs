@@ -14,6 +14,7 @@ mod process;
 mod redact;
 mod result;
 mod runtime;
+pub mod sandbox;
 mod transpile;
 mod validate;
 mod version;

@@ -38,9 +38,18 @@ enum Command {
     New(cmd::new::Args),
     /// Call a tool and print its result (progress goes to stderr).
     Call(cmd::call::Args),
+    /// Inspect the embedded sandbox.
+    Sandbox(cmd::sandbox::Args),
 }
 
 fn main() -> ExitCode {
+    // Helper modes run before anything could start a thread (unshare needs that).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cmd::sandbox::PROBE_MODE)
+    {
+        return cmd::sandbox::probe_mode();
+    }
     init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -49,6 +58,7 @@ fn main() -> ExitCode {
         Command::Sync(args) => cmd::sync::run(args),
         Command::New(args) => cmd::new::run(args),
         Command::Call(args) => cmd::call::run(args),
+        Command::Sandbox(args) => cmd::sandbox::run(args),
     };
     match result {
         Ok(code) => code,

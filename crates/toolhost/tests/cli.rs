@@ -459,3 +459,47 @@ fn list_watch_streams_changes() {
     assert_eq!(event["name"], "b");
     assert_eq!(event["tool"]["name"], "b");
 }
+
+#[test]
+fn sandbox_status_reports_every_layer() {
+    let (code, stdout, stderr) = run(toolhost().args(["sandbox", "status", "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let layers: Value = serde_json::from_str(&stdout).unwrap();
+    let names: Vec<&str> = layers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "user-namespace",
+            "mount-namespace",
+            "pid-namespace",
+            "network-namespace",
+            "ipc-namespace",
+            "uts-namespace",
+            "landlock",
+            "seccomp",
+            "no-new-privs",
+            "cgroups",
+            "rlimits"
+        ]
+    );
+    for l in layers.as_array().unwrap() {
+        assert!(!l["detail"].as_str().unwrap().is_empty(), "{l}");
+    }
+    // Cross-check one layer with util-linux, where it is installed.
+    if let Ok(status) = Command::new("unshare").args(["--user", "true"]).status() {
+        assert_eq!(layers[0]["available"], status.success(), "{}", layers[0]);
+    }
+    let (code, text, _) = run(toolhost().args(["sandbox", "status"]));
+    assert_eq!(code, 0);
+    assert_eq!(text.lines().count(), names.len());
+    assert!(
+        text.lines()
+            .all(|l| l.contains("  yes  ") || l.contains("  NO   ")),
+        "{text}"
+    );
+}

@@ -2,4 +2,5 @@ pub mod call;
 pub mod check;
 pub mod list;
 pub mod new;
+pub mod sandbox;
 pub mod sync;
