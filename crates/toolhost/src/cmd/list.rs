@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
 use toolhost_catalog::{Catalog, ResolvedTool, watch};
 
 use crate::catalog_args::CatalogArgs;
@@ -75,7 +76,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         "watching {} for changes (Ctrl-C to stop)",
         plural(catalog_roots(&catalog), "root")
     );
-    while let Ok(event) = events.blocking_recv() {
+    loop {
+        let event = match events.blocking_recv() {
+            Ok(event) => event,
+            Err(RecvError::Lagged(n)) => {
+                // The catalog itself is current; only these notifications were dropped.
+                eprintln!(
+                    "warning: {n} change notifications were dropped; run `toolhost list` for the current catalog"
+                );
+                continue;
+            }
+            Err(RecvError::Closed) => break,
+        };
         let mut out = std::io::stdout().lock();
         if args.json {
             let c = catalog.read().unwrap_or_else(|e| e.into_inner());
