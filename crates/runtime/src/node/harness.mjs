@@ -148,49 +148,65 @@ function describe(error) {
   return { message: typeof error === 'string' ? error : format(error), stack: '' };
 }
 
-async function runCall({ id, entry, version, toolCallId, params, maxText }) {
+// The common path (module already loaded) creates as few promises as it can: with
+// AsyncLocalStorage on Node.js 20, every promise costs an async hook.
+function runCall({ id, entry, version, toolCallId, params, maxText }) {
   const call = { controller: new AbortController(), pending: null, timer: null, lastSent: 0, logs: 0, done: false };
   calls.set(id, call);
-  try {
-    await als.run(id, async () => {
-      const key = `${entry}?v=${version}`;
-      let mod = modules.get(key);
-      try {
-        if (!mod) {
-          mod = await import(`${pathToFileURL(entry).href}?v=${version}`);
-          modules.set(key, mod);
-        }
-      } catch (e) {
-        send({ type: 'error', id, kind: 'load', ...describe(e) });
-        return;
-      }
-      if (typeof mod.execute !== 'function') {
-        const found = Object.keys(mod).join(', ') || 'nothing';
-        send({ type: 'error', id, kind: 'export', message: `the entry file has no named export \`execute\` (it exports: ${found})`, stack: '' });
-        return;
-      }
-      if (call.controller.signal.aborted) {
-        send({ type: 'error', id, kind: 'cancelled', message: 'cancelled before it started', stack: '' });
-        return;
-      }
-      let value;
-      try {
-        value = await mod.execute(toolCallId, params, call.controller.signal, onUpdateFor(id, call));
-      } catch (e) {
-        call.done = true;
-        flushProgress(id, call);
-        send({ type: 'error', id, kind: 'throw', ...describe(e) });
-        return;
-      }
-      call.done = true;
-      flushProgress(id, call);
-      sendResult(id, value, maxText);
-    });
-  } finally {
-    call.done = true;
-    if (call.timer) clearTimeout(call.timer);
-    calls.delete(id);
+  const key = `${entry}?v=${version}`;
+  const mod = modules.get(key);
+  if (mod) {
+    startExecute(id, call, mod, toolCallId, params, maxText);
+    return;
   }
+  als.run(id, () => import(`${pathToFileURL(entry).href}?v=${version}`)).then(
+    (loaded) => {
+      modules.set(key, loaded);
+      startExecute(id, call, loaded, toolCallId, params, maxText);
+    },
+    (e) => finish(id, call, { type: 'error', id, kind: 'load', ...describe(e) }),
+  );
+}
+
+function startExecute(id, call, mod, toolCallId, params, maxText) {
+  if (typeof mod.execute !== 'function') {
+    const found = Object.keys(mod).join(', ') || 'nothing';
+    finish(id, call, { type: 'error', id, kind: 'export', message: `the entry file has no named export \`execute\` (it exports: ${found})`, stack: '' });
+    return;
+  }
+  if (call.controller.signal.aborted) {
+    finish(id, call, { type: 'error', id, kind: 'cancelled', message: 'cancelled before it started', stack: '' });
+    return;
+  }
+  let returned;
+  try {
+    returned = als.run(id, () => mod.execute(toolCallId, params, call.controller.signal, onUpdateFor(id, call)));
+  } catch (e) {
+    finish(id, call, { type: 'error', id, kind: 'throw', ...describe(e) });
+    return;
+  }
+  if (typeof returned?.then !== 'function') {
+    finish(id, call, null, () => sendResult(id, returned, maxText));
+    return;
+  }
+  try {
+    returned.then(
+      (value) => finish(id, call, null, () => sendResult(id, value, maxText)),
+      (e) => finish(id, call, { type: 'error', id, kind: 'throw', ...describe(e) }),
+    );
+  } catch (e) {
+    // A thenable whose `then` throws.
+    finish(id, call, { type: 'error', id, kind: 'throw', ...describe(e) });
+  }
+}
+
+// Ends a call: the last progress first, then the error or the result.
+function finish(id, call, error, sendValue) {
+  call.done = true;
+  flushProgress(id, call);
+  if (error) send(error);
+  else sendValue();
+  calls.delete(id);
 }
 
 function dispatch(message) {
