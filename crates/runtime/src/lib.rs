@@ -8,6 +8,7 @@
 mod call;
 mod config;
 mod error;
+mod launch;
 mod native;
 mod node;
 mod process;

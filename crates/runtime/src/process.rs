@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
 use tokio::sync::mpsc;
 
 use crate::RuntimeError;
+use crate::launch::start_tool_process;
 use crate::node::{Control, WorkerEvent};
 
 const PROGRESS_PREFIX: &str = "::progress::";
@@ -60,24 +60,16 @@ pub(crate) struct ProcessCall<'a> {
 pub(crate) fn spawn(
     call: ProcessCall<'_>,
 ) -> Result<(Control, mpsc::UnboundedReceiver<WorkerEvent>), RuntimeError> {
-    let mut child = Command::new(call.program)
-        .arg(call.entry)
-        .env_clear()
-        .envs(call.env)
-        .envs(param_env(call.params))
-        .env("TOOL_CALL_ID", call.tool_call_id)
-        .current_dir(call.dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| RuntimeError::Spawn {
-            program: call.program.to_path_buf(),
-            source: e,
-        })?;
-    let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let mut env = call.env;
+    env.extend(param_env(call.params));
+    env.push(("TOOL_CALL_ID".into(), call.tool_call_id.to_string()));
+    let (mut child, pgid) = start_tool_process(
+        call.program,
+        &[call.entry.as_os_str()],
+        env,
+        call.dir,
+        Stdio::piped(),
+    )?;
     let (tx, rx) = mpsc::unbounded_channel();
     let input = serde_json::to_vec(call.params).unwrap_or_default();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::UnixListener;
-use tokio::process::Command;
 use tokio::sync::mpsc;
 
 use super::frame::{self, ReadError};
 use super::outbox::Outbox;
 use crate::RuntimeError;
 use crate::config::UserSpace;
+use crate::launch::start_tool_process;
 use crate::redact::Secrets;
 
 /// What a running call reports, from a Node worker or a per-call process alike.
@@ -123,25 +123,18 @@ impl Worker {
         let socket = spawn.run_dir.join(format!("w{n}.sock"));
         let _ = std::fs::remove_file(&socket);
         let listener = UnixListener::bind(&socket).map_err(|e| RuntimeError::io(&socket, e))?;
-        let mut child = Command::new(&spawn.node)
-            .arg("--enable-source-maps")
-            .arg(&spawn.harness)
-            .arg(&spawn.ts_cache)
-            .arg(&socket)
-            .env_clear()
-            .envs(env)
-            .current_dir(&space.home)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| RuntimeError::Spawn {
-                program: spawn.node.clone(),
-                source: e,
-            })?;
-        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        let (mut child, pid) = start_tool_process(
+            &spawn.node,
+            &[
+                "--enable-source-maps".as_ref(),
+                spawn.harness.as_os_str(),
+                spawn.ts_cache.as_os_str(),
+                socket.as_os_str(),
+            ],
+            env,
+            &space.home,
+            Stdio::null(),
+        )?;
         let accepted = tokio::time::timeout(Duration::from_secs(20), listener.accept()).await;
         drop(listener);
         let _ = std::fs::remove_file(&socket);
