@@ -81,21 +81,29 @@ pub(crate) fn spawn(
                 let _ = stdin.write_all(&input).await;
             });
         }
-        let out = tokio::spawn(read_capped(stdout, max_text + 64 * 1024));
-        let err = tokio::spawn(read_stderr(stderr, tx.clone()));
+        let mut out = tokio::spawn(read_capped(stdout, max_text + 64 * 1024));
+        let mut err = tokio::spawn(read_stderr(stderr, tx.clone()));
         let status = child.wait().await;
-        // Background children may keep the pipes open; give them a moment, then end them.
-        let (stdout, stderr_tail) = match tokio::time::timeout(Duration::from_millis(500), async {
-            (out.await, err.await)
-        })
-        .await
-        {
-            Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
-            Err(_) => {
-                crate::node::signal_group(pgid, rustix::process::Signal::KILL);
-                (Default::default(), String::new())
-            }
-        };
+        // Background children may keep the pipes open after the tool exits: give them a
+        // moment, then end the whole group, which closes the pipes, and read what is left.
+        let drained = async { ((&mut out).await, (&mut err).await) };
+        let (stdout, stderr_tail) =
+            match tokio::time::timeout(Duration::from_millis(500), drained).await {
+                Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
+                Err(_) => {
+                    crate::node::signal_group(pgid, rustix::process::Signal::KILL);
+                    let rest = async { ((&mut out).await, (&mut err).await) };
+                    match tokio::time::timeout(Duration::from_secs(5), rest).await {
+                        Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
+                        // Only a process that left the group can hold the pipes this long.
+                        Err(_) => {
+                            out.abort();
+                            err.abort();
+                            (Default::default(), String::new())
+                        }
+                    }
+                }
+            };
         crate::node::signal_group(pgid, rustix::process::Signal::KILL);
         let (bytes, total) = stdout;
         let mut text = String::from_utf8_lossy(&bytes).into_owned();

@@ -634,3 +634,22 @@ async fn a_missing_interpreter_is_an_error_result() {
         "{r:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_child_neither_blocks_the_result_nor_outlives_the_call() {
+    let e = env();
+    let tag = format!("toolhost-bg-check-{}", std::process::id());
+    let started = Instant::now();
+    let r = e.call("bg_child", json!({"tag": tag})).await;
+    assert_eq!((text(&r).as_str(), r.is_error), ("answer", false));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        common::pids_running(&tag).is_empty(),
+        "the background child outlived the call"
+    );
+}
