@@ -9,6 +9,7 @@ mod call;
 mod config;
 mod error;
 mod launch;
+mod lines;
 mod native;
 mod node;
 mod process;

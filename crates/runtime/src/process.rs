@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::RuntimeError;
 use crate::launch::start_tool_process;
+use crate::lines::for_each_line;
 use crate::node::{Control, WorkerEvent};
 
 const PROGRESS_PREFIX: &str = "::progress::";
@@ -180,15 +181,11 @@ async fn read_stderr(
     tx: mpsc::UnboundedSender<WorkerEvent>,
 ) -> String {
     const TAIL: usize = 2048;
-    let Some(mut stream) = stream else {
+    let Some(stream) = stream else {
         return String::new();
     };
-    let mut line: Vec<u8> = Vec::new();
     let mut tail = String::new();
-    let mut buf = [0u8; 8192];
-    let mut emit = |line: &mut Vec<u8>| {
-        let text = String::from_utf8_lossy(line).into_owned();
-        line.clear();
+    for_each_line(stream, MAX_LINE, |text, _| {
         let event = match text.strip_prefix(PROGRESS_PREFIX) {
             Some(rest) => WorkerEvent::Progress(vec![crate::result::text_block(rest.trim())]),
             None => {
@@ -208,22 +205,7 @@ async fn read_stderr(
             }
         };
         let _ = tx.send(event);
-    };
-    loop {
-        let n = match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        for &b in &buf[..n] {
-            if b == b'\n' {
-                emit(&mut line);
-            } else if line.len() < MAX_LINE {
-                line.push(b);
-            }
-        }
-    }
-    if !line.is_empty() {
-        emit(&mut line);
-    }
+    })
+    .await;
     tail
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::AsyncRead;
 use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
@@ -17,6 +17,7 @@ use super::outbox::Outbox;
 use crate::RuntimeError;
 use crate::config::UserSpace;
 use crate::launch::start_tool_process;
+use crate::lines::for_each_line;
 use crate::redact::Secrets;
 
 /// What a running call reports, from a Node worker or a per-call process alike.
@@ -399,17 +400,12 @@ pub(crate) fn describe_exit(status: std::process::ExitStatus) -> String {
 /// Logs a stream line by line, holding at most one capped line in memory: a tool that
 /// writes gigabytes without a newline costs the host nothing.
 pub(crate) async fn log_lines(
-    mut stream: impl AsyncRead + Unpin,
+    stream: impl AsyncRead + Unpin,
     pid: i32,
     which: &'static str,
     worker: Weak<Worker>,
 ) {
-    const MAX_LINE: usize = 8192;
-    let mut line: Vec<u8> = Vec::new();
-    let mut dropped = 0usize;
-    let mut buf = [0u8; 8192];
-    let flush = |line: &mut Vec<u8>, dropped: &mut usize| {
-        let mut text = String::from_utf8_lossy(line).into_owned();
+    for_each_line(stream, 8192, |mut text, dropped| {
         if let Some(w) = worker.upgrade()
             && let Ok(secrets) = w.secrets.lock()
         {
@@ -417,30 +413,11 @@ pub(crate) async fn log_lines(
                 text = s.clean(&text);
             }
         }
-        if *dropped > 0 {
+        if dropped > 0 {
             tracing::info!(target: "toolhost::tool", pid, stream = which, "{text}… ({dropped} more bytes)");
         } else {
             tracing::info!(target: "toolhost::tool", pid, stream = which, "{text}");
         }
-        line.clear();
-        *dropped = 0;
-    };
-    loop {
-        let n = match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        for &b in &buf[..n] {
-            if b == b'\n' {
-                flush(&mut line, &mut dropped);
-            } else if line.len() < MAX_LINE {
-                line.push(b);
-            } else {
-                dropped += 1;
-            }
-        }
-    }
-    if !line.is_empty() {
-        flush(&mut line, &mut dropped);
-    }
+    })
+    .await;
 }
