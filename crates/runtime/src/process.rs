@@ -14,9 +14,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::RuntimeError;
-use crate::launch::start_tool_process;
+use crate::config::{ToolEnv, UserSpace};
+use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
 use crate::node::{Control, WorkerEvent};
+use crate::sandbox::LaunchArg;
 
 const PROGRESS_PREFIX: &str = "::progress::";
 const MAX_LINE: usize = 64 * 1024;
@@ -49,10 +51,13 @@ pub(crate) fn param_env(params: &Value) -> Vec<(String, String)> {
 }
 
 pub(crate) struct ProcessCall<'a> {
+    pub launcher: &'a Launcher,
     pub program: &'a Path,
     pub entry: &'a Path,
     pub dir: &'a Path,
-    pub env: Vec<(String, String)>,
+    pub space: &'a UserSpace,
+    pub env: &'a ToolEnv,
+    pub network: bool,
     pub params: &'a Value,
     pub tool_call_id: &'a str,
     pub max_text: usize,
@@ -61,16 +66,25 @@ pub(crate) struct ProcessCall<'a> {
 pub(crate) fn spawn(
     call: ProcessCall<'_>,
 ) -> Result<(Control, mpsc::UnboundedReceiver<WorkerEvent>), RuntimeError> {
-    let mut env = call.env;
-    env.extend(param_env(call.params));
-    env.push(("TOOL_CALL_ID".into(), call.tool_call_id.to_string()));
-    let (mut child, pgid) = start_tool_process(
-        call.program,
-        &[call.entry.as_os_str()],
-        env,
-        call.dir,
-        Stdio::piped(),
-    )?;
+    let mut extra_env = param_env(call.params);
+    extra_env.push(("TOOL_CALL_ID".into(), call.tool_call_id.to_string()));
+    let Started {
+        mut child,
+        pgid,
+        lease,
+        ..
+    } = call.launcher.start(ToolProcess {
+        program: call.program,
+        args: vec![LaunchArg::Path(call.entry.to_path_buf())],
+        cwd: call.dir,
+        space: call.space,
+        env: call.env,
+        extra_env,
+        stdin: Stdio::piped(),
+        network: call.network,
+        per_call: true,
+        extra: Vec::new(),
+    })?;
     let (tx, rx) = mpsc::unbounded_channel();
     let input = serde_json::to_vec(call.params).unwrap_or_default();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
@@ -85,6 +99,7 @@ pub(crate) fn spawn(
         let mut out = tokio::spawn(read_capped(stdout, max_text + 64 * 1024));
         let mut err = tokio::spawn(read_stderr(stderr, tx.clone()));
         let status = child.wait().await;
+        drop(lease);
         // Background children may keep the pipes open after the tool exits: give them a
         // moment, then end the whole group, which closes the pipes, and read what is left.
         let drained = async { ((&mut out).await, (&mut err).await) };
