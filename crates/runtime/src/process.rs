@@ -102,24 +102,25 @@ pub(crate) fn spawn(
         drop(lease);
         // Background children may keep the pipes open after the tool exits: give them a
         // moment, then end the whole group, which closes the pipes, and read what is left.
-        let drained = async { ((&mut out).await, (&mut err).await) };
-        let (stdout, stderr_tail) =
-            match tokio::time::timeout(Duration::from_millis(500), drained).await {
-                Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
-                Err(_) => {
-                    crate::node::signal_group(pgid, rustix::process::Signal::KILL);
-                    let rest = async { ((&mut out).await, (&mut err).await) };
-                    match tokio::time::timeout(Duration::from_secs(5), rest).await {
-                        Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
-                        // Only a process that left the group can hold the pipes this long.
-                        Err(_) => {
-                            out.abort();
-                            err.abort();
-                            (Default::default(), String::new())
-                        }
-                    }
-                }
-            };
+        let (mut o, mut e) = (None, None);
+        let drained = drain(&mut out, &mut err, &mut o, &mut e);
+        if tokio::time::timeout(Duration::from_millis(500), drained)
+            .await
+            .is_err()
+        {
+            crate::node::signal_group(pgid, rustix::process::Signal::KILL);
+            let rest = drain(&mut out, &mut err, &mut o, &mut e);
+            // Only a process that left the group can hold the pipes this long.
+            if tokio::time::timeout(Duration::from_secs(5), rest)
+                .await
+                .is_err()
+            {
+                out.abort();
+                err.abort();
+            }
+        }
+        let stdout = o.and_then(Result::ok).unwrap_or_default();
+        let stderr_tail = e.and_then(Result::ok).unwrap_or_default();
         crate::node::signal_group(pgid, rustix::process::Signal::KILL);
         let (bytes, total) = stdout;
         let mut text = String::from_utf8_lossy(&bytes).into_owned();
@@ -166,6 +167,22 @@ pub(crate) fn spawn(
         let _ = tx.send(event);
     });
     Ok((Control::Process { pgid }, rx))
+}
+
+/// Waits for both readers, remembering which finished: a `JoinHandle` must not be polled
+/// again once it has produced its output, and this may be resumed after a timeout.
+async fn drain<A, B>(
+    a: &mut tokio::task::JoinHandle<A>,
+    b: &mut tokio::task::JoinHandle<B>,
+    ra: &mut Option<Result<A, tokio::task::JoinError>>,
+    rb: &mut Option<Result<B, tokio::task::JoinError>>,
+) {
+    while ra.is_none() || rb.is_none() {
+        tokio::select! {
+            r = &mut *a, if ra.is_none() => *ra = Some(r),
+            r = &mut *b, if rb.is_none() => *rb = Some(r),
+        }
+    }
 }
 
 /// Reads all of a stream, keeping at most `cap` bytes; returns them and the total length.

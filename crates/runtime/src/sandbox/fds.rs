@@ -2,8 +2,6 @@
 //! the helper's fresh single-threaded processes.
 #![allow(unsafe_code)]
 
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-
 use rustix::thread::UnshareFlags;
 
 /// `unshare(2)`. Unsafe in rustix only because of `CLONE_FILES`, which splits the
@@ -12,27 +10,6 @@ pub(super) fn unshare(flags: UnshareFlags) -> rustix::io::Result<()> {
     debug_assert!(!flags.contains(UnshareFlags::FILES));
     // SAFETY: see above: no CLONE_FILES, single-threaded process.
     unsafe { rustix::thread::unshare_unsafe(flags - UnshareFlags::FILES) }
-}
-
-/// Takes ownership of descriptors the first stage opened for us and named in the spec.
-pub(super) fn adopt(fds: &[RawFd]) -> Result<Vec<OwnedFd>, String> {
-    let mut owned = Vec::with_capacity(fds.len());
-    for &fd in fds {
-        if fd < 3 || rustix::io::fcntl_getfd(borrow(fd)).is_err() {
-            return Err(format!(
-                "descriptor {fd} named in the sandbox spec is not open"
-            ));
-        }
-        // SAFETY: the first stage opened `fd` without close-on-exec for this process
-        // alone, it is open (checked above), and nothing else in this process owns it.
-        owned.push(unsafe { OwnedFd::from_raw_fd(fd) });
-    }
-    Ok(owned)
-}
-
-fn borrow<'a>(fd: RawFd) -> std::os::fd::BorrowedFd<'a> {
-    // SAFETY: used only for an `F_GETFD` probe right away; a closed descriptor yields EBADF.
-    unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
 }
 
 /// Marks every descriptor from 3 up close-on-exec, so that nothing the helper inherited
@@ -46,5 +23,25 @@ pub(super) fn cloexec_from_3() -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("close_range: {}", std::io::Error::last_os_error()))
+    }
+}
+
+pub(super) enum Forked {
+    Child,
+    Parent(rustix::process::Pid),
+}
+
+/// `fork(2)`. The helper is single-threaded, so the child inherits no lock another
+/// thread held: it may go on running ordinary Rust code.
+pub(super) fn fork() -> Result<Forked, String> {
+    // SAFETY: the calling process has one thread (the helper runs before any thread
+    // starts), so the child's copy of the address space is consistent.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        0 => Ok(Forked::Child),
+        p if p > 0 => rustix::process::Pid::from_raw(p)
+            .map(Forked::Parent)
+            .ok_or_else(|| "fork returned an invalid pid".to_string()),
+        _ => Err(format!("fork: {}", std::io::Error::last_os_error())),
     }
 }

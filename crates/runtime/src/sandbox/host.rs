@@ -21,8 +21,7 @@ pub struct Sandbox {
     /// Why tools cannot run, when a required layer is missing.
     unavailable: Option<String>,
     cgroups: Option<Cgroups>,
-    system: Vec<Mount>,
-    links: Vec<(PathBuf, PathBuf)>,
+    system: SystemView,
     root_host: bool,
 }
 
@@ -97,7 +96,7 @@ impl Sandbox {
             }
         };
         let unavailable = missing(&config, &layers);
-        let (system, links) = system_view();
+        let system = system_view();
         Sandbox {
             config,
             helper,
@@ -105,7 +104,6 @@ impl Sandbox {
             unavailable,
             cgroups,
             system,
-            links,
             root_host: rustix::process::getuid().is_root(),
         }
     }
@@ -177,7 +175,7 @@ impl Sandbox {
                     RuntimeError::Sandbox(format!("{} is outside the sandbox's view", p.display()))
                 })
         };
-        let mut mounts = self.system.clone();
+        let mut mounts = self.system.mounts.clone();
         let program = self.program_inside(launch.program, &mut mounts)?;
         mounts.extend(launch.view.mounts().iter().cloned());
         mounts.extend(launch.extra.iter().cloned());
@@ -206,12 +204,8 @@ impl Sandbox {
             uid,
             gid: uid,
             mounts,
-            links: self.links.clone(),
-            files: vec![
-                ("/etc/passwd".into(), layout::PASSWD.into()),
-                ("/etc/group".into(), layout::GROUP.into()),
-                ("/etc/hostname".into(), "toolhost\n".into()),
-            ],
+            links: self.system.links.clone(),
+            files: self.system.files.clone(),
             tmp_bytes: self.config.tmp_mb * 1024 * 1024,
             limits: Limits {
                 processes: Some(self.config.max_user_processes),
@@ -225,7 +219,6 @@ impl Sandbox {
             landlock: self.has("landlock"),
             seccomp: self.has("seccomp"),
             hostname: "toolhost".into(),
-            fds: Vec::new(),
         };
         let json =
             serde_json::to_string(&spec).map_err(|e| RuntimeError::Sandbox(e.to_string()))?;
@@ -368,33 +361,49 @@ fn probe(helper: &Path) -> Result<Vec<Layer>, String> {
     })
 }
 
-/// The system directories and /etc entries every sandbox shows, read-only.
-fn system_view() -> (Vec<Mount>, Vec<(PathBuf, PathBuf)>) {
-    let mut mounts = Vec::new();
-    let mut links = Vec::new();
-    for dir in layout::SYSTEM_DIRS.iter().chain(layout::ETC_ENTRIES) {
+/// What every sandbox shows of the system, read-only: directories and binary files as
+/// mounts, symlinks recreated, small /etc files as copies.
+fn system_view() -> SystemView {
+    let mut view = SystemView::default();
+    for dir in layout::SYSTEM_DIRS.iter().chain(layout::ETC_BINDS) {
         let path = Path::new(dir);
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             continue;
         };
-        let is_top = layout::SYSTEM_DIRS.contains(dir);
-        if is_top && meta.file_type().is_symlink() {
+        if layout::SYSTEM_DIRS.contains(dir) && meta.file_type().is_symlink() {
             if let Ok(to) = std::fs::read_link(path) {
-                links.push((path.to_path_buf(), to));
+                view.links.push((path.to_path_buf(), to));
             }
             continue;
         }
-        // /etc entries are often symlinks (resolv.conf, localtime): show what they point to.
+        // /etc entries are often symlinks (localtime): show what they point to.
         let Ok(source) = std::fs::canonicalize(path) else {
             continue;
         };
-        mounts.push(Mount {
+        view.mounts.push(Mount {
             source,
             target: path.to_path_buf(),
             writable: false,
         });
     }
-    (mounts, links)
+    for file in layout::ETC_COPIES {
+        if let Ok(text) = std::fs::read_to_string(file) {
+            view.files.push((PathBuf::from(file), text));
+        }
+    }
+    view.files
+        .push(("/etc/passwd".into(), layout::PASSWD.into()));
+    view.files.push(("/etc/group".into(), layout::GROUP.into()));
+    view.files
+        .push(("/etc/hostname".into(), "toolhost\n".into()));
+    view
+}
+
+#[derive(Debug, Default)]
+struct SystemView {
+    mounts: Vec<Mount>,
+    links: Vec<(PathBuf, PathBuf)>,
+    files: Vec<(PathBuf, String)>,
 }
 
 fn chown_tree(dir: &Path, uid: u32, keep: &[PathBuf]) -> std::io::Result<()> {

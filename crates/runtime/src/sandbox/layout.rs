@@ -134,8 +134,19 @@ pub const SYSTEM_DIRS: &[&str] = &[
 ];
 
 /// What of /etc a tool may read: name resolution, certificates, time zones, the dynamic
-/// linker's cache. Not passwd or shadow: those are written fresh.
-pub const ETC_ENTRIES: &[&str] = &[
+/// linker's cache. Not passwd or shadow: those are written fresh. Directories and binary
+/// files are bound read-only…
+pub const ETC_BINDS: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+];
+
+/// …and small text files are copied into the sandbox's /etc, which costs no mount.
+pub const ETC_COPIES: &[&str] = &[
     "/etc/hosts",
     "/etc/resolv.conf",
     "/etc/nsswitch.conf",
@@ -143,15 +154,8 @@ pub const ETC_ENTRIES: &[&str] = &[
     "/etc/gai.conf",
     "/etc/services",
     "/etc/protocols",
-    "/etc/mime.types",
-    "/etc/localtime",
     "/etc/timezone",
-    "/etc/ld.so.cache",
     "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/alternatives",
-    "/etc/ssl",
-    "/etc/ca-certificates",
     "/etc/ca-certificates.conf",
     "/etc/os-release",
     "/etc/debian_version",

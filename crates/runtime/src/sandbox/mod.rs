@@ -5,7 +5,7 @@
 //!
 //! 1. `__sandbox-exec` ([`stage1`]): joins the cgroups, opens the mount sources while it
 //!    still can, drops to the user's uid, creates the namespaces and maps the uid.
-//! 2. `__sandbox-init` ([`stage2`]): PID 1 of the new PID namespace. Builds the new root
+//! 2. [`stage2`], forked by the first: PID 1 of the new PID namespace. Builds the new root
 //!    ([`layout`]), pivots into it, applies limits, Landlock, capabilities and seccomp
 //!    ([`confine`]), starts the tool and reaps until it exits.
 //!
@@ -61,7 +61,6 @@ pub fn helper_main() -> Option<ExitCode> {
             });
         }
         spec::EXEC_MODE => stage1::run,
-        spec::INIT_MODE => stage2::run,
         _ => return None,
     };
     let json = args

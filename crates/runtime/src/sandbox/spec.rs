@@ -11,8 +11,6 @@ use serde::{Deserialize, Serialize};
 
 /// The argument that starts the helper's first stage.
 pub const EXEC_MODE: &str = "__sandbox-exec";
-/// The argument that starts the helper's second stage (PID 1 of the sandbox).
-pub const INIT_MODE: &str = "__sandbox-init";
 /// Exit status of a helper that could not build the sandbox.
 pub const SETUP_FAILED: i32 = 125;
 
@@ -43,10 +41,6 @@ pub struct Spec {
     pub landlock: bool,
     pub seccomp: bool,
     pub hostname: String,
-    /// Filled in by the first stage: descriptors of the mount sources, in mount order,
-    /// and of the helper binary.
-    #[serde(default)]
-    pub fds: Vec<i32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

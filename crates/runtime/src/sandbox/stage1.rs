@@ -1,23 +1,23 @@
 //! The helper's first stage: runs in the host's namespaces, still with the host's
-//! credentials. It joins the cgroups, opens every mount source while it can still see
+//! credentials. It joins the cgroups, clones every mount source while it can still reach
 //! them, becomes the tool's unprivileged uid, creates the namespaces, maps the uid, and
-//! starts the second stage, which is PID 1 of the new PID namespace.
+//! forks the second stage, which is PID 1 of the new PID namespace.
 
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::Command;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
 
-use rustix::fs::{Mode, OFlags};
 use rustix::mount::OpenTreeFlags;
-use rustix::process::Signal;
+use rustix::process::{Signal, WaitOptions};
 use rustix::thread::UnshareFlags;
 
-use super::spec::{INIT_MODE, Spec};
+use super::fds::{self, Forked};
+use super::spec::Spec;
+use super::stage2;
 
 /// Runs the first stage and returns the exit status to leave with (or re-raises the
 /// signal that ended the tool).
 pub(super) fn run(json: &str) -> Result<i32, String> {
-    let mut spec: Spec =
+    let spec: Spec =
         serde_json::from_str(json).map_err(|e| format!("invalid sandbox spec: {e}"))?;
 
     for cg in &spec.cgroups {
@@ -28,23 +28,22 @@ pub(super) fn run(json: &str) -> Result<i32, String> {
 
     // A root host clones each source as a detached mount now, while it can still reach
     // it (the new uid may not: a cache under /root, a private temporary directory); the
-    // second stage attaches them. Not close-on-exec: they must reach the second stage.
-    // An unprivileged host keeps its uid, so the second stage binds the paths itself.
-    let mut keep: Vec<OwnedFd> = Vec::with_capacity(spec.mounts.len());
+    // second stage attaches them. An unprivileged host keeps its uid, so the second
+    // stage binds the paths themselves.
+    let mut sources: Vec<OwnedFd> = Vec::with_capacity(spec.mounts.len());
     if rustix::process::getuid().is_root() {
         for m in &spec.mounts {
             let fd = rustix::mount::open_tree(
                 rustix::fs::CWD,
                 &m.source,
-                OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::AT_RECURSIVE,
+                OpenTreeFlags::OPEN_TREE_CLONE
+                    | OpenTreeFlags::AT_RECURSIVE
+                    | OpenTreeFlags::OPEN_TREE_CLOEXEC,
             )
             .map_err(|e| format!("cannot open {}: {e}", m.source.display()))?;
-            keep.push(fd);
+            sources.push(fd);
         }
     }
-    spec.fds = keep.iter().map(|fd| fd.as_raw_fd()).collect();
-    let exe = rustix::fs::open("/proc/self/exe", OFlags::RDONLY, Mode::empty())
-        .map_err(|e| format!("cannot open the toolhost binary: {e}"))?;
 
     let (uid, gid) = become_tool_user(spec.uid, spec.gid)?;
     // Changing credentials made /proc/self root's; the uid and gid maps below are
@@ -62,19 +61,35 @@ pub(super) fn run(json: &str) -> Result<i32, String> {
     if !spec.network {
         flags |= UnshareFlags::NEWNET;
     }
-    super::fds::unshare(flags).map_err(|e| format!("unshare({flags:?}): {e}"))?;
+    fds::unshare(flags).map_err(|e| format!("unshare({flags:?}): {e}"))?;
     write_map("/proc/self/setgroups", "deny")?;
     write_map("/proc/self/uid_map", &format!("0 {uid} 1\n"))?;
     write_map("/proc/self/gid_map", &format!("0 {gid} 1\n"))?;
 
-    let json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-    let status = Command::new(format!("/proc/self/fd/{}", exe.as_raw_fd()))
-        .arg0("toolhost-sandbox")
-        .arg(INIT_MODE)
-        .arg(json)
-        .status()
-        .map_err(|e| format!("cannot start the sandbox's init: {e}"))?;
-    drop(keep);
+    // The first child after unshare(CLONE_NEWPID) is PID 1 of the new namespace. A fork,
+    // not a new exec of this large binary: that would cost milliseconds for nothing.
+    let init = match fds::fork()? {
+        Forked::Child => {
+            let code = match stage2::run(&spec, sources) {
+                Ok(code) => code,
+                Err(why) => {
+                    eprintln!("toolhost sandbox: {why}");
+                    super::spec::SETUP_FAILED
+                }
+            };
+            std::process::exit(code);
+        }
+        Forked::Parent(pid) => pid,
+    };
+    drop(sources);
+    let status = loop {
+        match rustix::process::waitpid(Some(init), WaitOptions::empty()) {
+            Ok(Some((_, status))) => break status,
+            Ok(None) | Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(format!("waiting for the sandbox: {e}")),
+        }
+    };
+    let status = std::process::ExitStatus::from_raw(status.as_raw() as i32);
 
     // PID 1 reports a tool killed by signal N as 128 + N; pass the signal on so the host
     // sees what really happened.

@@ -1,4 +1,4 @@
-//! The helper's second stage: PID 1 of the sandbox, root of its own user namespace. It
+//! The helper's second stage, forked by the first: PID 1 of the sandbox, root of its own user namespace. It
 //! builds the new root, pivots into it, confines itself (limits, Landlock, capabilities,
 //! seccomp), starts the tool, reaps every process until the tool exits, and exits with
 //! the tool's status, which takes down whatever the tool left behind.
@@ -19,17 +19,14 @@ use super::spec::Spec;
 /// is only covered in this process's private mount namespace.
 const STAGING: &str = "/tmp";
 
-pub(super) fn run(json: &str) -> Result<i32, String> {
-    let spec: Spec =
-        serde_json::from_str(json).map_err(|e| format!("invalid sandbox spec: {e}"))?;
+pub(super) fn run(spec: &Spec, sources: Vec<OwnedFd>) -> Result<i32, String> {
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
         .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
-    let sources = fds::adopt(&spec.fds)?;
     if !sources.is_empty() && sources.len() != spec.mounts.len() {
         return Err("the sandbox spec names a descriptor per mount, or none".into());
     }
 
-    build_root(&spec, &sources)?;
+    build_root(spec, &sources)?;
     drop(sources);
     enter_root()?;
     rustix::system::sethostname(spec.hostname.as_bytes())
@@ -38,7 +35,7 @@ pub(super) fn run(json: &str) -> Result<i32, String> {
     // Nothing the helper inherited or opened may reach the tool.
     fds::cloexec_from_3()?;
 
-    confine::apply(&spec)?;
+    confine::apply(spec)?;
 
     let child = Command::new(&spec.program)
         .args(&spec.args)
