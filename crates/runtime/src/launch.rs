@@ -20,7 +20,8 @@ pub(crate) struct ToolProcess<'a> {
     pub space: &'a UserSpace,
     pub env: &'a ToolEnv,
     pub extra_env: Vec<(String, String)>,
-    pub stdin: Stdio,
+    /// Whether the caller writes to the process's stdin (else it reads nothing).
+    pub stdin: bool,
     pub network: bool,
     /// One process per call (Python, Bash), as opposed to a long-lived worker.
     pub per_call: bool,
@@ -46,7 +47,7 @@ pub(crate) struct Started {
 }
 
 impl Launcher {
-    pub fn start(&self, p: ToolProcess<'_>) -> Result<Started, RuntimeError> {
+    pub async fn start(&self, p: ToolProcess<'_>) -> Result<Started, RuntimeError> {
         let Some(sandbox) = &self.sandbox else {
             let mut env = p.env.for_user(p.space);
             env.extend(p.extra_env);
@@ -58,7 +59,12 @@ impl Launcher {
                     LaunchArg::Path(p) => p.into_os_string(),
                 })
                 .collect();
-            return spawn(p.program, &args, env, p.cwd, p.stdin, None, None);
+            let stdin = if p.stdin {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            };
+            return spawn(p.program, &args, env, p.cwd, stdin);
         };
         let view = View::new(
             &p.space.home,
@@ -69,29 +75,35 @@ impl Launcher {
         sandbox.prepare_home(&p.space.home, &p.space.user, &p.env.tools_dirs)?;
         let mut env = p.env.for_view(&view);
         env.extend(p.extra_env);
-        let wrapped = sandbox.wrap(Launch {
-            program: p.program,
-            args: p.args,
-            cwd: p.cwd,
-            user: &p.space.user,
-            view: &view,
-            extra: p
-                .extra
-                .into_iter()
-                .map(|(source, target)| crate::sandbox::layout::rw(source, target))
-                .collect(),
-            network: p.network,
-            per_call: p.per_call,
-        })?;
-        spawn(
-            &wrapped.program,
-            &wrapped.args,
+        let spec = sandbox.spec(
+            Launch {
+                program: p.program,
+                args: p.args,
+                cwd: p.cwd,
+                user: &p.space.user,
+                view: &view,
+                extra: p
+                    .extra
+                    .into_iter()
+                    .map(|(source, target)| crate::sandbox::layout::rw(source, target))
+                    .collect(),
+                network: p.network,
+                per_call: p.per_call,
+            },
             env,
-            Path::new("/"),
-            p.stdin,
-            wrapped.lease,
-            Some(view),
-        )
+        )?;
+        let (mut child, lease) = sandbox.start(spec).await?;
+        if !p.stdin {
+            // EOF right after the spec: the tool reads nothing.
+            drop(child.stdin.take());
+        }
+        let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        Ok(Started {
+            child,
+            pgid,
+            lease,
+            view: Some(view),
+        })
     }
 }
 
@@ -120,8 +132,6 @@ fn spawn(
     env: Vec<(String, String)>,
     cwd: &Path,
     stdin: Stdio,
-    lease: Option<Lease>,
-    view: Option<View>,
 ) -> Result<Started, RuntimeError> {
     let child = Command::new(program)
         .args(args)
@@ -142,7 +152,7 @@ fn spawn(
     Ok(Started {
         child,
         pgid,
-        lease,
-        view,
+        lease: None,
+        view: None,
     })
 }

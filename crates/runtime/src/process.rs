@@ -6,7 +6,6 @@
 //! and a non-zero exit status makes the call an error.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -63,7 +62,7 @@ pub(crate) struct ProcessCall<'a> {
     pub max_text: usize,
 }
 
-pub(crate) fn spawn(
+pub(crate) async fn spawn(
     call: ProcessCall<'_>,
 ) -> Result<(Control, mpsc::UnboundedReceiver<WorkerEvent>), RuntimeError> {
     let mut extra_env = param_env(call.params);
@@ -73,18 +72,21 @@ pub(crate) fn spawn(
         pgid,
         lease,
         ..
-    } = call.launcher.start(ToolProcess {
-        program: call.program,
-        args: vec![LaunchArg::Path(call.entry.to_path_buf())],
-        cwd: call.dir,
-        space: call.space,
-        env: call.env,
-        extra_env,
-        stdin: Stdio::piped(),
-        network: call.network,
-        per_call: true,
-        extra: Vec::new(),
-    })?;
+    } = call
+        .launcher
+        .start(ToolProcess {
+            program: call.program,
+            args: vec![LaunchArg::Path(call.entry.to_path_buf())],
+            cwd: call.dir,
+            space: call.space,
+            env: call.env,
+            extra_env,
+            stdin: true,
+            network: call.network,
+            per_call: true,
+            extra: Vec::new(),
+        })
+        .await?;
     let (tx, rx) = mpsc::unbounded_channel();
     let input = serde_json::to_vec(call.params).unwrap_or_default();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());

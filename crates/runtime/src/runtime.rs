@@ -133,6 +133,9 @@ impl Runtime {
             );
             None
         };
+        if let Some(sandbox) = &sandbox {
+            sandbox.refill();
+        }
         let launcher = Launcher {
             sandbox,
             cache_dir: cache.clone(),
@@ -175,6 +178,14 @@ impl Runtime {
             }
         });
         Ok(Runtime { inner })
+    }
+
+    /// Waits until the sandbox's spare helpers have started, so that the next new worker
+    /// or process starts without that cost. Optional: a server may call it once at start.
+    pub async fn warm_up(&self) {
+        if let Some(sandbox) = &self.inner.launcher.sandbox {
+            sandbox.settled().await;
+        }
     }
 
     pub fn config(&self) -> &RuntimeConfig {
@@ -543,6 +554,7 @@ async fn start(
                 tool_call_id: call_id,
                 max_text: cap,
             })
+            .await
         }
     }
 }

@@ -171,10 +171,15 @@ async fn a_tool_that_ignores_cancellation_is_killed_and_its_worker_replaced() {
         started.elapsed()
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
+    // A process on its way out has already lost its command line: give it a moment.
     for pid in before
         .iter()
         .filter(|p| !common::pids_running("harness.mjs").contains(p))
     {
+        let gone = Instant::now() + Duration::from_secs(3);
+        while common::alive(*pid) && Instant::now() < gone {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         assert!(!common::alive(*pid));
     }
     assert_eq!(e.runtime.workers().await, 0, "the killed worker is gone");

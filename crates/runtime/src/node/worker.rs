@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -160,23 +159,26 @@ impl Worker {
             pgid: pid,
             lease,
             view,
-        } = spawn.launcher.start(ToolProcess {
-            program: &spawn.node,
-            args: vec![
-                Arg::Text("--enable-source-maps".into()),
-                Arg::Path(spawn.harness.clone()),
-                Arg::Path(spawn.ts_cache.clone()),
-                Arg::Path(socket.clone()),
-            ],
-            cwd: &space.home,
-            space,
-            env,
-            extra_env: Vec::new(),
-            stdin: Stdio::null(),
-            network,
-            per_call: false,
-            extra: vec![(socket_dir.clone(), PathBuf::from(SOCKET_DIR_INSIDE))],
-        })?;
+        } = spawn
+            .launcher
+            .start(ToolProcess {
+                program: &spawn.node,
+                args: vec![
+                    Arg::Text("--enable-source-maps".into()),
+                    Arg::Path(spawn.harness.clone()),
+                    Arg::Path(spawn.ts_cache.clone()),
+                    Arg::Path(socket.clone()),
+                ],
+                cwd: &space.home,
+                space,
+                env,
+                extra_env: Vec::new(),
+                stdin: false,
+                network,
+                per_call: false,
+                extra: vec![(socket_dir.clone(), PathBuf::from(SOCKET_DIR_INSIDE))],
+            })
+            .await?;
         let accepted = tokio::select! {
             accepted = tokio::time::timeout(Duration::from_secs(20), listener.accept()) => accepted,
             status = child.wait() => {

@@ -25,6 +25,8 @@ pub struct SandboxConfig {
     /// Memory of one sandbox (a worker or a per-call process with all its children), in
     /// MiB, where cgroups are available.
     pub memory_mb: u64,
+    /// Helpers kept started ahead of need, so that starting a sandbox costs a call less.
+    pub spares: usize,
     /// Use cgroups where the host offers them (memory and process limits per sandbox).
     pub cgroups: bool,
     /// Processes and threads in one sandbox (cgroup `pids.max`).
@@ -82,6 +84,7 @@ impl Default for SandboxConfig {
             tmp_mb: 64,
             memory_mb: 2048,
             cgroups: true,
+            spares: 2,
             max_processes: 256,
             max_user_processes: 2048,
             max_open_files: 4096,

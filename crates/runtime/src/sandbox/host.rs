@@ -1,15 +1,20 @@
 //! The host's side of the sandbox: what the machine offers, whether that is enough, and
 //! turning "run this program for this user" into a call of the helper.
 
-use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use std::sync::Arc;
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Child;
 
 use super::cgroup::{Cgroups, Lease};
 use super::config::{Requirement, SandboxConfig};
 use super::layout::{self, View};
 use super::probe::Layer;
-use super::spec::{EXEC_MODE, Limits, Mount, Spec};
+use super::spares::{self, GroupLimits, Spares};
+use super::spec::{Limits, Mount, Spec};
 use crate::RuntimeError;
 
 /// The embedded sandbox as this host runs it. Built once per runtime.
@@ -20,7 +25,8 @@ pub struct Sandbox {
     layers: Vec<Layer>,
     /// Why tools cannot run, when a required layer is missing.
     unavailable: Option<String>,
-    cgroups: Option<Cgroups>,
+    cgroups: Option<Arc<Cgroups>>,
+    spares: Arc<Spares>,
     system: SystemView,
     root_host: bool,
 }
@@ -42,12 +48,6 @@ pub(crate) struct Launch<'a> {
 pub(crate) enum LaunchArg {
     Text(String),
     Path(PathBuf),
-}
-
-pub(crate) struct Wrapped {
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-    pub lease: Option<Lease>,
 }
 
 impl Sandbox {
@@ -80,7 +80,7 @@ impl Sandbox {
                     true,
                     format!("enforced: {}", c.describe()),
                 );
-                Some(c)
+                Some(Arc::new(c))
             }
             Err(why) => {
                 let was = layers
@@ -103,6 +103,7 @@ impl Sandbox {
             layers,
             unavailable,
             cgroups,
+            spares: Arc::default(),
             system,
             root_host: rustix::process::getuid().is_root(),
         }
@@ -158,8 +159,12 @@ impl Sandbox {
         chown_tree(home, uid, keep).map_err(|e| RuntimeError::io(home, e))
     }
 
-    /// The helper invocation that runs `launch` in a fresh sandbox.
-    pub(crate) fn wrap(&self, launch: Launch<'_>) -> Result<Wrapped, RuntimeError> {
+    /// The spec of a fresh sandbox running `launch` with the environment `env`.
+    pub(crate) fn spec(
+        &self,
+        launch: Launch<'_>,
+        env: Vec<(String, String)>,
+    ) -> Result<Spec, RuntimeError> {
         self.ready()?;
         let inside = |p: &Path| -> Result<PathBuf, RuntimeError> {
             launch
@@ -187,17 +192,7 @@ impl Sandbox {
             });
         }
         let uid = self.uid_for(launch.user);
-        let lease = match &self.cgroups {
-            Some(c) => Some(
-                c.lease(
-                    self.config.memory_mb * 1024 * 1024,
-                    self.config.max_processes,
-                )
-                .map_err(RuntimeError::Sandbox)?,
-            ),
-            None => None,
-        };
-        let spec = Spec {
+        Ok(Spec {
             program,
             args,
             cwd: inside(launch.cwd)?,
@@ -215,18 +210,79 @@ impl Sandbox {
             },
             network: launch.network,
             tcp_ports: self.config.network_ports.clone(),
-            cgroups: lease.as_ref().map(|l| l.dirs.clone()).unwrap_or_default(),
+            cgroups: Vec::new(),
+            env,
             landlock: self.has("landlock"),
             seccomp: self.has("seccomp"),
             hostname: "toolhost".into(),
-        };
-        let json =
-            serde_json::to_string(&spec).map_err(|e| RuntimeError::Sandbox(e.to_string()))?;
-        Ok(Wrapped {
-            program: self.helper.clone(),
-            args: vec![EXEC_MODE.into(), json.into()],
-            lease,
         })
+    }
+
+    /// Starts the sandbox `spec` describes: hands it to a spare helper, or to a new one
+    /// when none is ready. The child's stdin stays open for the tool after the spec.
+    pub(crate) async fn start(
+        &self,
+        mut spec: Spec,
+    ) -> Result<(Child, Option<Lease>), RuntimeError> {
+        self.ready()?;
+        let (mut child, lease) = match self.spares.take() {
+            Some(spare) => (spare.child, spare.lease),
+            None => {
+                let lease = match &self.cgroups {
+                    Some(c) => Some(
+                        c.lease(self.limits().memory, self.limits().processes)
+                            .map_err(RuntimeError::Sandbox)?,
+                    ),
+                    None => None,
+                };
+                // The helper joins its cgroups itself, before it forks.
+                spec.cgroups = lease.as_ref().map(|l| l.dirs.clone()).unwrap_or_default();
+                let child =
+                    spares::command(&self.helper)
+                        .spawn()
+                        .map_err(|e| RuntimeError::Spawn {
+                            program: self.helper.clone(),
+                            source: e,
+                        })?;
+                (child, lease)
+            }
+        };
+        self.refill();
+        let json = serde_json::to_vec(&spec).map_err(|e| RuntimeError::Sandbox(e.to_string()))?;
+        let mut frame = (json.len() as u64).to_le_bytes().to_vec();
+        frame.extend_from_slice(&json);
+        let written = match child.stdin.as_mut() {
+            Some(stdin) => stdin.write_all(&frame).await,
+            None => Err(std::io::Error::other("no stdin")),
+        };
+        written.map_err(|e| {
+            RuntimeError::Sandbox(format!("cannot hand the sandbox helper its spec: {e}"))
+        })?;
+        Ok((child, lease))
+    }
+
+    /// Keeps `[sandbox] spares` helpers ready (inside a Tokio runtime; otherwise a no-op).
+    pub fn refill(&self) {
+        if self.unavailable.is_none() {
+            self.spares.refill(
+                self.config.spares,
+                &self.helper,
+                self.cgroups.clone(),
+                self.limits(),
+            );
+        }
+    }
+
+    /// Waits until the spare helpers being started are ready.
+    pub async fn settled(&self) {
+        self.spares.settled().await;
+    }
+
+    fn limits(&self) -> GroupLimits {
+        GroupLimits {
+            memory: self.config.memory_mb * 1024 * 1024,
+            processes: self.config.max_processes,
+        }
     }
 
     fn has(&self, layer: &str) -> bool {

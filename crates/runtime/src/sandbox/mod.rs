@@ -19,6 +19,7 @@ mod fds;
 mod host;
 pub mod layout;
 mod probe;
+mod spares;
 mod spec;
 mod stage1;
 mod stage2;
@@ -48,8 +49,7 @@ pub const PROBE_MODE: &str = "__sandbox-probe";
 /// }
 /// ```
 pub fn helper_main() -> Option<ExitCode> {
-    let mut args = std::env::args_os().skip(1);
-    let mode = args.next()?;
+    let mode = std::env::args_os().nth(1)?;
     let run = match mode.to_str()? {
         PROBE_MODE => {
             return Some(match serde_json::to_string(&probe_here()) {
@@ -63,10 +63,13 @@ pub fn helper_main() -> Option<ExitCode> {
         spec::EXEC_MODE => stage1::run,
         _ => return None,
     };
-    let json = args
-        .next()
-        .and_then(|a| a.into_string().ok())
-        .unwrap_or_default();
+    let json = match spec::read_frame() {
+        Ok(json) => json,
+        Err(why) => {
+            eprintln!("toolhost sandbox: {why}");
+            return Some(ExitCode::from(spec::SETUP_FAILED as u8));
+        }
+    };
     Some(match run(&json) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(why) => {

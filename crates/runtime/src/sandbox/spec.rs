@@ -2,8 +2,8 @@
 //!
 //! The host (multi-threaded, async) describes the sandbox; the helper (the `toolhost`
 //! binary in a fresh single-threaded process) builds it and runs the tool inside. The
-//! spec travels as JSON in the helper's arguments; the tool's environment travels as the
-//! helper's own environment.
+//! spec travels on the helper's stdin as one frame (a little-endian u64 length, then
+//! JSON); whatever follows on stdin is the tool's.
 
 use std::path::PathBuf;
 
@@ -36,8 +36,11 @@ pub struct Spec {
     pub network: bool,
     /// With the network: the TCP ports the tool may connect to (empty: any).
     pub tcp_ports: Vec<u16>,
-    /// cgroup directories (one per controller hierarchy) the sandbox joins.
+    /// cgroup directories (one per controller hierarchy) the helper joins; empty when
+    /// the host already moved it (a spare helper).
     pub cgroups: Vec<PathBuf>,
+    /// The tool's whole environment.
+    pub env: Vec<(String, String)>,
     pub landlock: bool,
     pub seccomp: bool,
     pub hostname: String,
@@ -58,4 +61,30 @@ pub struct Limits {
     pub open_files: Option<u64>,
     pub file_size: Option<u64>,
     pub cpu_seconds: Option<u64>,
+}
+
+/// Reads the spec frame from stdin, byte-exact: what follows belongs to the tool.
+pub(super) fn read_frame() -> Result<String, String> {
+    const MAX: u64 = 16 * 1024 * 1024;
+    let mut len = [0u8; 8];
+    read_exact(&mut len)?;
+    let len = u64::from_le_bytes(len);
+    if len > MAX {
+        return Err(format!("a {len}-byte sandbox spec is too large"));
+    }
+    let mut json = vec![0u8; usize::try_from(len).map_err(|e| e.to_string())?];
+    read_exact(&mut json)?;
+    String::from_utf8(json).map_err(|e| format!("the sandbox spec is not UTF-8: {e}"))
+}
+
+fn read_exact(mut buf: &mut [u8]) -> Result<(), String> {
+    while !buf.is_empty() {
+        match rustix::io::read(rustix::stdio::stdin(), &mut *buf) {
+            Ok(0) => return Err("stdin closed before the sandbox spec arrived".into()),
+            Ok(n) => buf = &mut buf[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(format!("reading the sandbox spec: {e}")),
+        }
+    }
+    Ok(())
 }

@@ -39,6 +39,8 @@ pub(super) fn run(spec: &Spec, sources: Vec<OwnedFd>) -> Result<i32, String> {
 
     let child = Command::new(&spec.program)
         .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&spec.cwd)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", spec.program.display()))?;
