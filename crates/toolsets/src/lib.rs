@@ -8,6 +8,7 @@
 
 mod config;
 mod context;
+mod doctor;
 mod error;
 pub mod folder;
 mod icons;
@@ -26,6 +27,7 @@ pub use config::{
     TurnSettings,
 };
 pub use context::{CloseReport, TurnContext, TurnRequest};
+pub use doctor::{Diagnosis, Step};
 pub use error::BootError;
 pub use icons::{IconMaps, IconSource, WRENCH};
 pub use names::{TOOL_NAME_RULE, is_valid_set_id, is_valid_tool_name, to_kebab_case};

@@ -38,6 +38,16 @@ pub enum Gating {
     Disabled,
 }
 
+impl Gating {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Gating::AlwaysOn => "always on",
+            Gating::Enabled => "enabled by TOOLHOST_PLUGINS",
+            Gating::Disabled => "off: name it in TOOLHOST_PLUGINS to enable",
+        }
+    }
+}
+
 /// The built-in loader map, which is the allowlist: being in it is what makes a plugin
 /// core. Plugins on the always-on list load unconditionally; the others only when
 /// named in `TOOLHOST_PLUGINS`.

@@ -45,3 +45,13 @@ impl McpSource {
         Listing::failed("MCP servers are not supported yet".into())
     }
 }
+
+impl McpSource {
+    /// `stdio: node server.mjs` or `http: URL`, for listings.
+    pub fn transport_description(&self) -> String {
+        match &self.config.url {
+            Some(url) => format!("streamable HTTP {url}"),
+            None => format!("stdio `{}`", self.config.command.join(" ")),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! `toolhost doctor --agent ID --tool NAME`: why a tool is or is not visible to an agent.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::catalog_args::CatalogArgs;
+use crate::cmd::resolve::TurnArgs;
+use crate::config::ConfigFile;
+use crate::output::print_json;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The agent (`[agents.ID]` in toolhost.toml).
+    #[arg(long)]
+    agent: String,
+    /// The tool name the model should see.
+    #[arg(long)]
+    tool: String,
+    #[command(flatten)]
+    turn: TurnArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    catalog: CatalogArgs,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let config = ConfigFile::load(args.config.as_deref())?;
+    let req = args.turn.request(&args.catalog);
+    let roots = args.catalog.roots_if_any()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let diagnosis = rt.block_on(async {
+        let (registry, _catalog) = crate::registry::boot(&config, roots)?;
+        anyhow::Ok(registry.doctor(&args.agent, &args.tool, &req).await)
+    })?;
+    if args.json {
+        print_json(&diagnosis)?;
+    } else {
+        for s in &diagnosis.steps {
+            println!(
+                "{} {:<11} {}",
+                if s.ok { "ok " } else { "no " },
+                s.check,
+                s.detail
+            );
+        }
+        println!(
+            "`{}` is {}visible to agent `{}`",
+            diagnosis.tool,
+            if diagnosis.visible { "" } else { "NOT " },
+            diagnosis.agent
+        );
+    }
+    Ok(if diagnosis.visible {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
