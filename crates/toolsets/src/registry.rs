@@ -198,6 +198,12 @@ impl Registry {
         self.mcp.values().map(|s| &**s)
     }
 
+    /// Closes every MCP server connection (stdio servers are shut down and their process
+    /// groups killed). Call it before the Tokio runtime goes away.
+    pub async fn shutdown(&self) {
+        futures::future::join_all(self.mcp.values().map(|s| s.disconnect())).await;
+    }
+
     pub fn config(&self) -> &ToolsetsConfig {
         &self.config
     }

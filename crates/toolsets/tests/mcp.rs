@@ -356,6 +356,29 @@ async fn a_wrong_bearer_token_costs_the_servers_tools() {
     );
 }
 
+#[tokio::test]
+async fn dropping_the_registry_kills_a_stdio_servers_process_group() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pid_file = tmp.path().join("ts.pid");
+    let r = registry(
+        vec![(
+            "ts",
+            node_server("ts-server.mjs", &[("PID_FILE", &pid_file)]),
+        )],
+        vec![Grant::mcp_server("ts")],
+    );
+    let turn = r.resolve("a", &TurnRequest::default()).await.unwrap();
+    assert!(turn.tool("ts__add").is_some(), "{:?}", turn.warnings);
+    drop(turn);
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    drop(r);
+    assert!(gone(pid).await, "ts-server leaked");
+}
+
 #[test]
 fn bad_server_configuration_fails_boot_naming_the_server() {
     let mut config = ToolsetsConfig::default();

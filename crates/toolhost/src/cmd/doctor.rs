@@ -39,7 +39,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .build()?;
     let diagnosis = rt.block_on(async {
         let (registry, _catalog) = crate::registry::boot(&config, roots)?;
-        anyhow::Ok(registry.doctor(&args.agent, &args.tool, &req).await)
+        let diagnosis = registry.doctor(&args.agent, &args.tool, &req).await;
+        registry.shutdown().await;
+        anyhow::Ok(diagnosis)
     })?;
     if args.json {
         print_json(&diagnosis)?;

@@ -127,6 +127,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             );
         }
         turn.end().await;
+        registry.shutdown().await;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -240,8 +240,15 @@ impl McpSource {
         map
     }
 
-    /// Closes the connection (a stdio server's process group is killed).
+    /// Closes the connection: a stdio server gets the protocol's shutdown (stdin closed,
+    /// then SIGTERM, then SIGKILL to its process group). A call still running keeps the
+    /// connection until it ends; dropping it then kills the group.
     pub async fn disconnect(&self) {
-        self.state.lock().await.connection = None;
+        let Some(conn) = self.state.lock().await.connection.take() else {
+            return;
+        };
+        if let Ok(conn) = Arc::try_unwrap(conn) {
+            let _ = tokio::time::timeout(Duration::from_secs(10), conn.service.cancel()).await;
+        }
     }
 }
