@@ -51,24 +51,7 @@ impl Registry {
             }
         }
         if sources.is_empty() {
-            let disabled = self
-                .plugins
-                .iter()
-                .filter(|p| p.gating == Gating::Disabled)
-                .find_map(|p| {
-                    let settings = self
-                        .config
-                        .plugins
-                        .get(&p.name)
-                        .cloned()
-                        .unwrap_or_default();
-                    let plugin = self.core.loader(&p.name)?(&settings).ok()?;
-                    let set = plugin
-                        .tool_sets
-                        .iter()
-                        .find(|s| s.known_tools().iter().any(|t| t == tool))?;
-                    Some((p.name.clone(), set.id.clone()))
-                });
+            let disabled = self.find_in_disabled(|set| set.known_tools().iter().any(|t| t == tool));
             match disabled {
                 Some((plugin, set)) => step(
                     false,

@@ -212,25 +212,23 @@ impl Registry {
         &self.icons
     }
 
-    /// Loads the plugins that gating left out and returns which of them contributes
-    /// `set_id` (for `doctor`: a set may exist in a plugin nobody enabled).
-    pub fn find_in_disabled(&self, set_id: &str) -> Option<String> {
+    /// Loads the plugins that gating left out and returns the first `(plugin, set id)`
+    /// whose set matches (for `doctor`: a set may exist in a plugin nobody enabled).
+    pub fn find_in_disabled(&self, matches: impl Fn(&ToolSet) -> bool) -> Option<(String, String)> {
         self.plugins
             .iter()
             .filter(|p| p.gating == Gating::Disabled)
-            .find(|p| {
+            .find_map(|p| {
                 let settings = self
                     .config
                     .plugins
                     .get(&p.name)
                     .cloned()
                     .unwrap_or(Value::Null);
-                self.core
-                    .loader(&p.name)
-                    .and_then(|load| load(&settings).ok())
-                    .is_some_and(|plugin| plugin.tool_sets.iter().any(|s| s.id == set_id))
+                let plugin = self.core.loader(&p.name)?(&settings).ok()?;
+                let set = plugin.tool_sets.iter().find(|s| matches(s))?;
+                Some((p.name.clone(), set.id.clone()))
             })
-            .map(|p| p.name.clone())
     }
 }
 

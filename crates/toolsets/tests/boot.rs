@@ -109,7 +109,10 @@ fn gated_plugins_load_only_when_named() {
         gating,
         [("alpha", Gating::AlwaysOn), ("beta", Gating::Disabled)]
     );
-    assert_eq!(r.find_in_disabled("beta-tools").as_deref(), Some("beta"));
+    assert_eq!(
+        r.find_in_disabled(|s| s.id == "beta-tools"),
+        Some(("beta".to_string(), "beta-tools".to_string()))
+    );
 
     let r = boot(core(), Some(" beta , ")).unwrap();
     assert!(r.tool_set("beta-tools").is_some());

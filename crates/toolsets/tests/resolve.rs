@@ -521,3 +521,81 @@ async fn resolved_tools_are_called_through_the_runtime() {
         .await;
     assert!(r.is_error && r.joined_text().contains("timed out"), "{r:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_operator_can_set_one_sets_deadline() {
+    let slow = factory_set("slow", |_ctx: TurnContext| async move {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        Ok(ToolMap::new().with(echo("late", "L.")))
+    });
+    let mut config = ToolsetsConfig::default();
+    config.tool_sets.insert(
+        "slow".into(),
+        toolhost_toolsets::SetSettings {
+            resolve_timeout: Some(Duration::from_secs(1)),
+        },
+    );
+    let turn = resolve_with(config, vec![slow], vec![Grant::tool_set("slow")]).await;
+    assert!(turn.tools.is_empty());
+    assert!(
+        turn.warnings[0].message.contains("within 1 s"),
+        "{:?}",
+        turn.warnings
+    );
+}
+
+/// Captures what the crate logs.
+#[derive(Clone, Default)]
+struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn collisions_and_warnings_are_logged_with_both_owners() {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let turn = resolve(
+        vec![
+            set(
+                "wiki",
+                ToolMap::new().with(echo("search", "Search the wiki.")),
+            ),
+            set(
+                "web",
+                ToolMap::new().with(echo("search", "Search the web.")),
+            ),
+        ],
+        vec![
+            Grant::tool_set("wiki"),
+            Grant::tool_set("web"),
+            Grant::tool_set("gone"),
+        ],
+    )
+    .await;
+    assert_eq!(turn.collisions.len(), 1);
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        text.contains("two different tools claim one name")
+            && text.contains("tool=search")
+            && text.contains("winner=web (plugin `extra`)")
+            && text.contains("shadowed=wiki (plugin `extra`)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tool set `gone`") && text.contains("no such tool set"),
+        "{text}"
+    );
+}

@@ -1,14 +1,12 @@
 //! `toolhost doctor --agent ID --tool NAME`: why a tool is or is not visible to an agent.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::catalog_args::CatalogArgs;
 use crate::cmd::resolve::TurnArgs;
-use crate::config::ConfigFile;
 use crate::output::print_json;
+use crate::registry::RegistryArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,22 +21,17 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
-    #[arg(long, value_name = "PATH")]
-    config: Option<PathBuf>,
     #[command(flatten)]
-    catalog: CatalogArgs,
+    host: RegistryArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let config = ConfigFile::load(args.config.as_deref())?;
-    let req = args.turn.request(&args.catalog);
-    let roots = args.catalog.roots_if_any()?;
+    let req = args.turn.request(&args.host.catalog);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let diagnosis = rt.block_on(async {
-        let (registry, _catalog) = crate::registry::boot(&config, roots)?;
+        let registry = args.host.boot()?;
         let diagnosis = registry.doctor(&args.agent, &args.tool, &req).await;
         registry.shutdown().await;
         anyhow::Ok(diagnosis)

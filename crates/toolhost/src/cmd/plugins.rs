@@ -1,27 +1,22 @@
 //! `toolhost plugins [--json]`: plugins with their origin and gating, their tool sets and
 //! tools; then the tool roots' sets and the MCP servers.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use serde::Serialize;
 use toolhost_toolsets::{Owner, SetEntry, Tools};
 
-use crate::catalog_args::CatalogArgs;
-use crate::config::ConfigFile;
 use crate::output::print_json;
+use crate::registry::RegistryArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
-    #[arg(long, value_name = "PATH")]
-    config: Option<PathBuf>,
     #[command(flatten)]
-    catalog: CatalogArgs,
+    host: RegistryArgs,
 }
 
 #[derive(Serialize)]
@@ -67,8 +62,7 @@ fn view(e: &SetEntry) -> SetView {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let config = ConfigFile::load(args.config.as_deref())?;
-    let (registry, _) = crate::registry::boot(&config, args.catalog.roots_if_any()?)?;
+    let registry = args.host.boot()?;
     let report = Report {
         plugins: registry.plugins(),
         tool_sets: registry.tool_sets().map(view).collect(),

@@ -1,7 +1,6 @@
 //! `toolhost resolve --agent ID [--workspace W --user U ...] [--json]`: the tools an agent
 //! sees this turn, their owners, and the warnings and collisions of the resolution.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -9,8 +8,8 @@ use serde::Serialize;
 use toolhost_toolsets::TurnRequest;
 
 use crate::catalog_args::CatalogArgs;
-use crate::config::ConfigFile;
 use crate::output::{plural, print_json};
+use crate::registry::RegistryArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,11 +21,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
-    #[arg(long, value_name = "PATH")]
-    config: Option<PathBuf>,
     #[command(flatten)]
-    catalog: CatalogArgs,
+    host: RegistryArgs,
 }
 
 /// The turn's context (`--user` is the catalog flag: the same user).
@@ -64,14 +60,12 @@ struct ToolView<'a> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let config = ConfigFile::load(args.config.as_deref())?;
-    let req = args.turn.request(&args.catalog);
-    let roots = args.catalog.roots_if_any()?;
+    let req = args.turn.request(&args.host.catalog);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let (registry, _catalog) = crate::registry::boot(&config, roots)?;
+        let registry = args.host.boot()?;
         let turn = registry.resolve(&args.agent, &req).await?;
         if args.json {
             let tools: Vec<ToolView> = turn
