@@ -133,6 +133,12 @@ impl Turn {
 
     /// Ends the turn: runs every closer concurrently under the closing deadline.
     pub async fn end(self) -> CloseReport {
+        self.close().await
+    }
+
+    /// Like [`end`](Self::end), for a turn shared between tasks (say, behind an `Arc` in
+    /// a protocol session). Only the first call runs the closers.
+    pub async fn close(&self) -> CloseReport {
         self.closers.close().await
     }
 }

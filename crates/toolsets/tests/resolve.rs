@@ -599,3 +599,25 @@ async fn collisions_and_warnings_are_logged_with_both_owners() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_shared_turn_runs_its_closers_once() {
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = Arc::clone(&count);
+    let f = factory_set("c", move |ctx: TurnContext| {
+        let c = Arc::clone(&c);
+        async move {
+            ctx.register_closer(async move {
+                c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            });
+            Ok(ToolMap::new())
+        }
+    });
+    let turn = Arc::new(resolve(vec![f], vec![Grant::tool_set("c")]).await);
+    let (a, b) = tokio::join!(turn.close(), turn.close());
+    assert_eq!(a.ran + b.ran, 1);
+    drop(turn);
+    tokio::task::yield_now().await;
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
