@@ -57,7 +57,12 @@ impl ToolRef {
     fn cache_key(&self) -> ValidatorKey {
         match self {
             ToolRef::Folder(t) => ValidatorKey::Folder(t.hash),
-            ToolRef::Native(t) => ValidatorKey::Native(t.name().to_string()),
+            // Two native tools may share a name (tool sets of different plugins), so the
+            // schema itself is part of the key.
+            ToolRef::Native(t) => ValidatorKey::Native(
+                t.name().to_string(),
+                *blake3::hash(t.input_schema().to_string().as_bytes()).as_bytes(),
+            ),
         }
     }
 
@@ -73,7 +78,7 @@ impl ToolRef {
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum ValidatorKey {
     Folder(toolhost_catalog::ContentHash),
-    Native(String),
+    Native(String, [u8; 32]),
 }
 
 /// One call to make.

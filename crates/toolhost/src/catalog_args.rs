@@ -38,6 +38,15 @@ impl CatalogArgs {
         Ok(roots)
     }
 
+    /// Like [`roots`](Self::roots), but no roots at all is fine (commands about tool sets
+    /// work with plugins alone).
+    pub fn roots_if_any(&self) -> Result<Vec<Root>> {
+        if self.is_empty() && std::env::var_os("PI_TOOLS_DIRS").is_none() {
+            return Ok(Vec::new());
+        }
+        self.roots()
+    }
+
     pub fn scan(&self) -> Result<Catalog> {
         Ok(Catalog::scan(self.roots()?))
     }

@@ -3,7 +3,9 @@
 //! Found at `--config PATH`, else `$TOOLHOST_CONFIG`, else `./toolhost.toml`; absent means
 //! every default. Sections: `[runtime]` (limits and executables), `[env]` (the variables
 //! tools get, such as `OFFICER_APIFY_TOKEN`), `[resources.NAME]` (passed to tools as the
-//! JSON object `OFFICER_RESOURCES`), `[sandbox]` (isolation of tool processes).
+//! JSON object `OFFICER_RESOURCES`), `[sandbox]` (isolation of tool processes); for tool
+//! sets (see `toolhost_toolsets::config`): `[agents.ID]`, `[mcp_servers.NAME]`,
+//! `[plugins.NAME]`, `[turns]`, `[tool_sets.ID]`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use toolhost_runtime::RuntimeConfig;
 use toolhost_runtime::sandbox::SandboxConfig;
+use toolhost_toolsets::{AgentConfig, McpServerConfig, SetSettings, ToolsetsConfig, TurnSettings};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +27,15 @@ pub struct ConfigFile {
     pub resources: toml::Table,
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    pub agents: BTreeMap<String, AgentConfig>,
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    #[serde(default)]
+    pub plugins: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    pub turns: TurnSettings,
+    #[serde(default)]
+    pub tool_sets: BTreeMap<String, SetSettings>,
 }
 
 impl ConfigFile {
@@ -67,6 +79,17 @@ impl ConfigFile {
         Ok(config)
     }
 
+    /// The tool-set sections, for booting a `Registry`.
+    pub fn toolsets(&self) -> ToolsetsConfig {
+        ToolsetsConfig {
+            agents: self.agents.clone(),
+            mcp_servers: self.mcp_servers.clone(),
+            plugins: self.plugins.clone(),
+            turns: self.turns.clone(),
+            tool_sets: self.tool_sets.clone(),
+        }
+    }
+
     /// `[resources]` as the JSON object tools read from `OFFICER_RESOURCES`.
     pub fn resources_json(&self) -> serde_json::Map<String, serde_json::Value> {
         match serde_json::to_value(&self.resources) {
@@ -96,5 +119,48 @@ mod tests {
         assert!(e.to_string().starts_with("t.toml:2:11: "), "{e}");
         let e = ConfigFile::parse(Path::new("t.toml"), "[runtme]\n").unwrap_err();
         assert!(e.to_string().contains("unknown field `runtme`"), "{e}");
+    }
+
+    #[test]
+    fn parses_agents_servers_plugins_and_turns() {
+        let c = ConfigFile::parse(
+            Path::new("t.toml"),
+            r#"
+[agents.helper]
+grants = [
+  { tool_set = "time" },
+  { mcp_server = "docs", layer = "search", deny = ["docs__delete"] },
+]
+
+[mcp_servers.docs]
+command = ["node", "server.mjs"]
+timeout = 2.5
+
+[plugins.web]
+allow_private = true
+
+[turns]
+resolve_timeout = 5
+
+[tool_sets.time]
+resolve_timeout = 1
+"#,
+        )
+        .unwrap();
+        let t = c.toolsets();
+        let g = &t.agents["helper"].grants;
+        assert_eq!(g[0], toolhost_toolsets::Grant::tool_set("time"));
+        assert_eq!(g[1].layer, toolhost_toolsets::Layer::Search);
+        assert_eq!(g[1].deny, ["docs__delete"]);
+        assert_eq!(t.mcp_servers["docs"].timeout.unwrap().as_millis(), 2500);
+        assert_eq!(t.plugins["web"]["allow_private"], true);
+        assert_eq!(t.turns.resolve_timeout.as_secs(), 5);
+        assert_eq!(t.tool_sets["time"].resolve_timeout.unwrap().as_secs(), 1);
+        let e = ConfigFile::parse(
+            Path::new("t.toml"),
+            "[agents.a]\ngrants = [{ tool_set = \"x\", mcp_server = \"y\" }]\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("exactly one of"), "{e}");
     }
 }

@@ -4,6 +4,7 @@ mod catalog_args;
 mod cmd;
 mod config;
 mod output;
+mod registry;
 
 use std::process::ExitCode;
 
@@ -40,6 +41,12 @@ enum Command {
     Call(cmd::call::Args),
     /// Inspect the embedded sandbox.
     Sandbox(cmd::sandbox::Args),
+    /// List plugins (origin, gating), their tool sets and tools, tool roots, MCP servers.
+    Plugins(cmd::plugins::Args),
+    /// Resolve a turn for an agent: its tools, owners, warnings and collisions.
+    Resolve(cmd::resolve::Args),
+    /// Explain why a tool is or is not visible to an agent.
+    Doctor(cmd::doctor::Args),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +64,9 @@ fn main() -> ExitCode {
         Command::New(args) => cmd::new::run(args),
         Command::Call(args) => cmd::call::run(args),
         Command::Sandbox(args) => cmd::sandbox::run(args),
+        Command::Plugins(args) => cmd::plugins::run(args),
+        Command::Resolve(args) => cmd::resolve::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
     };
     match result {
         Ok(code) => code,

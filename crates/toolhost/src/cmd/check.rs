@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use serde::Serialize;
 use toolhost_catalog::check::{CheckReport, check_folder, check_root, is_tool_folder};
+use toolhost_catalog::{Root, RootOrigin};
 
 use crate::catalog_args::CatalogArgs;
+use crate::config::ConfigFile;
 use crate::output::{Tally, plural, print_diagnostics, print_json};
 
 #[derive(clap::Args)]
@@ -20,6 +22,16 @@ pub struct Args {
     /// Print a JSON report instead of text.
     #[arg(long)]
     json: bool,
+    /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+}
+
+/// A tool whose chat icon falls back to the wrench.
+#[derive(Serialize)]
+struct Wrench {
+    tool: String,
+    tool_set: String,
 }
 
 #[derive(Serialize)]
@@ -28,6 +40,8 @@ struct JsonReport<'a> {
     report: &'a CheckReport,
     #[serde(flatten)]
     tally: Tally,
+    /// Tools whose icon falls back to the wrench (not an error: a nudge to map them).
+    wrench_icons: Vec<Wrench>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -59,13 +73,43 @@ pub fn run(args: Args) -> Result<ExitCode> {
         report.diagnostics.extend(part.diagnostics);
     }
     let tally = Tally::of(&report.diagnostics);
+    // The same roots as tool sets, with the core plugins: boot problems are check errors.
+    let roots = targets
+        .iter()
+        .filter_map(|p| {
+            let root = if is_tool_folder(p) { p.parent()? } else { p };
+            Some(Root {
+                path: root.to_path_buf(),
+                origin: RootOrigin::Flag,
+            })
+        })
+        .collect();
+    let config = ConfigFile::load(args.config.as_deref())?;
+    let (wrench, boot_error) = match crate::registry::boot(&config, roots) {
+        Ok((registry, _)) => (registry.wrench_tools(), None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let wrench: Vec<Wrench> = wrench
+        .into_iter()
+        .map(|(tool, tool_set)| Wrench { tool, tool_set })
+        .collect();
+    if let Some(e) = &boot_error {
+        eprintln!("error: {e:#}");
+    }
     if args.json {
         print_json(&JsonReport {
             report: &report,
             tally,
+            wrench_icons: wrench,
         })?;
     } else {
         print_diagnostics(&mut std::io::stdout().lock(), &report.diagnostics)?;
+        for w in &wrench {
+            eprintln!(
+                "note: `{}` (tool set `{}`) falls back to the wrench icon: give the set an `icon` or the tool an override",
+                w.tool, w.tool_set
+            );
+        }
         let ok = report.folders.iter().filter(|f| f.ok).count();
         eprintln!(
             "checked {}: {} ok, {}, {}",
@@ -75,7 +119,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             plural(tally.warnings, "warning")
         );
     }
-    Ok(if report.has_errors() {
+    Ok(if report.has_errors() || boot_error.is_some() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

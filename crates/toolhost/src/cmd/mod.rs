@@ -1,6 +1,9 @@
 pub mod call;
 pub mod check;
+pub mod doctor;
 pub mod list;
 pub mod new;
+pub mod plugins;
+pub mod resolve;
 pub mod sandbox;
 pub mod sync;

@@ -1,0 +1,254 @@
+//! External MCP servers as tool sources: each configured server is the tool set named
+//! after it, with tools named `<server>__<tool>`.
+//!
+//! A turn connects (once; the connection is kept) and lists under the server's deadline.
+//! A server that fails, hangs or is unreachable costs only its own tools, with a warning;
+//! its last good listing is served for `stale_for`; after a failure it is skipped for a
+//! back-off window that doubles per failure (up to 5 minutes).
+
+mod connect;
+mod tool;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use toolhost_runtime::ToolRef;
+
+use crate::config::McpServerConfig;
+use crate::tool::{Annotations, Tool, ToolMap, fingerprint};
+use connect::Connection;
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_STALE_FOR: Duration = Duration::from_secs(300);
+const DEFAULT_BACKOFF: Duration = Duration::from_secs(5);
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// What one listing of a server gave this turn.
+pub struct Listing {
+    pub tools: ToolMap,
+    /// Set when the server cost tools (or served a stale listing).
+    pub warning: Option<String>,
+}
+
+impl Listing {
+    pub fn failed(message: String) -> Listing {
+        Listing {
+            tools: ToolMap::new(),
+            warning: Some(message),
+        }
+    }
+}
+
+/// One configured MCP server.
+pub struct McpSource {
+    name: String,
+    config: McpServerConfig,
+    bearer: Option<String>,
+    state: tokio::sync::Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    connection: Option<Arc<Connection>>,
+    last_good: Option<(Instant, ToolMap)>,
+    failures: u32,
+    skip_until: Option<Instant>,
+}
+
+impl McpSource {
+    /// Checks the configuration (boot is strict about it).
+    pub fn new(name: &str, config: McpServerConfig) -> Result<McpSource, String> {
+        if !crate::names::is_valid_tool_name(name) || name.contains("__") {
+            return Err("a server name must match ^[a-zA-Z0-9_-]{1,64}$ without `__` (it prefixes tool names)".into());
+        }
+        match (&config.url, config.command.is_empty()) {
+            (Some(_), false) => {
+                return Err("give `command` (stdio) or `url` (Streamable HTTP), not both".into());
+            }
+            (None, true) => return Err("give `command` (stdio) or `url` (Streamable HTTP)".into()),
+            (Some(url), true) => {
+                let parsed = url::Url::parse(url).map_err(|e| format!("`url`: {e}"))?;
+                if !matches!(parsed.scheme(), "http" | "https") {
+                    return Err("`url` must be http or https".into());
+                }
+            }
+            (None, false) => {}
+        }
+        let bearer = match (&config.bearer_token, &config.bearer_token_env) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Some(var)) => Some(
+                std::env::var(var).map_err(|_| format!("`bearer_token_env`: ${var} is not set"))?,
+            ),
+            (None, None) => None,
+        };
+        // reqwest (Streamable HTTP) is built without a bundled crypto provider.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Ok(McpSource {
+            name: name.into(),
+            config,
+            bearer,
+            state: tokio::sync::Mutex::new(State::default()),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn config(&self) -> &McpServerConfig {
+        &self.config
+    }
+
+    /// `stdio `node server.mjs`` or `streamable HTTP URL`, for listings.
+    pub fn transport_description(&self) -> String {
+        match &self.config.url {
+            Some(url) => format!("streamable HTTP {url}"),
+            None => format!("stdio `{}`", self.config.command.join(" ")),
+        }
+    }
+
+    fn deadline(&self) -> Duration {
+        self.config.timeout.unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// This turn's tools of the server. Never fails: problems become a warning.
+    pub async fn list(&self) -> Listing {
+        let deadline = self.deadline();
+        let started = Instant::now();
+        let Ok(mut state) = tokio::time::timeout(deadline, self.state.lock()).await else {
+            return Listing::failed(format!(
+                "no answer within {} s (another turn is still connecting)",
+                deadline.as_secs_f64()
+            ));
+        };
+        if let Some(until) = state.skip_until
+            && Instant::now() < until
+        {
+            let wait = until.saturating_duration_since(Instant::now());
+            return self.stale_or_nothing(
+                &state,
+                format!(
+                    "skipped after {} failure(s); retrying in {} s",
+                    state.failures,
+                    wait.as_secs()
+                ),
+            );
+        }
+        let remaining = deadline.saturating_sub(started.elapsed());
+        let outcome = tokio::time::timeout(remaining, self.connect_and_list(&mut state)).await;
+        let error = match outcome {
+            Ok(Ok(tools)) => {
+                state.failures = 0;
+                state.skip_until = None;
+                state.last_good = Some((Instant::now(), tools.clone()));
+                return Listing {
+                    tools,
+                    warning: None,
+                };
+            }
+            Ok(Err(e)) => e,
+            Err(_) => format!("no answer within {} s", deadline.as_secs_f64()),
+        };
+        // Drop the connection: a stdio server's process group is killed with it.
+        state.connection = None;
+        state.failures += 1;
+        let backoff = self
+            .config
+            .backoff
+            .unwrap_or(DEFAULT_BACKOFF)
+            .saturating_mul(1 << state.failures.saturating_sub(1).min(16))
+            .min(MAX_BACKOFF);
+        state.skip_until = Some(Instant::now() + backoff);
+        tracing::warn!(server = %self.name, "MCP server failed: {error}; skipping it for {} s", backoff.as_secs());
+        self.stale_or_nothing(&state, error)
+    }
+
+    fn stale_or_nothing(&self, state: &State, why: String) -> Listing {
+        let stale_for = self.config.stale_for.unwrap_or(DEFAULT_STALE_FOR);
+        match &state.last_good {
+            Some((at, tools)) if at.elapsed() <= stale_for => Listing {
+                tools: tools.clone(),
+                warning: Some(format!(
+                    "{why}; serving its tools as listed {} s ago",
+                    at.elapsed().as_secs()
+                )),
+            },
+            _ => Listing::failed(format!("{why}; its tools are left out of this turn")),
+        }
+    }
+
+    async fn connect_and_list(&self, state: &mut State) -> Result<ToolMap, String> {
+        // A kept connection may have died since the last turn: then reconnect once.
+        if let Some(conn) = state.connection.clone() {
+            match conn.service.peer().list_all_tools().await {
+                Ok(tools) => return Ok(self.tool_map(&conn, tools)),
+                Err(e) => {
+                    tracing::info!(server = %self.name, "kept connection failed ({e}); reconnecting");
+                    state.connection = None;
+                }
+            }
+        }
+        let conn =
+            Arc::new(connect::connect(&self.name, &self.config, self.bearer.as_deref()).await?);
+        state.connection = Some(Arc::clone(&conn));
+        let tools = conn
+            .service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        Ok(self.tool_map(&conn, tools))
+    }
+
+    fn tool_map(&self, conn: &Arc<Connection>, tools: Vec<rmcp::model::Tool>) -> ToolMap {
+        let mut map = ToolMap::new();
+        for t in tools {
+            let name = format!("{}__{}", self.name, t.name);
+            let description = t.description.as_deref().unwrap_or("").to_string();
+            let schema = Value::Object((*t.input_schema).clone());
+            let identity = format!(
+                "mcp:{}:{}:{}",
+                self.name,
+                t.name,
+                fingerprint(&description, &schema)
+            );
+            let annotations = t
+                .annotations
+                .as_ref()
+                .map(|a| Annotations {
+                    read_only: a.read_only_hint,
+                    destructive: a.destructive_hint,
+                    idempotent: a.idempotent_hint,
+                    open_world: a.open_world_hint,
+                    timeout: None,
+                })
+                .unwrap_or_default();
+            let native = tool::McpTool {
+                name: name.clone(),
+                remote: t.name.to_string(),
+                description,
+                schema,
+                connection: Arc::downgrade(conn),
+            };
+            let tool =
+                Tool::with_ref(ToolRef::Native(Arc::new(native)), identity).annotated(annotations);
+            // Inserted under the prefixed name even when invalid: resolution leaves it
+            // out with a warning instead of silently truncating it.
+            map.insert(name, tool);
+        }
+        map
+    }
+
+    /// Closes the connection: a stdio server gets the protocol's shutdown (stdin closed,
+    /// then SIGTERM, then SIGKILL to its process group). A call still running keeps the
+    /// connection until it ends; dropping it then kills the group.
+    pub async fn disconnect(&self) {
+        let Some(conn) = self.state.lock().await.connection.take() else {
+            return;
+        };
+        if let Ok(conn) = Arc::try_unwrap(conn) {
+            let _ = tokio::time::timeout(Duration::from_secs(10), conn.service.cancel()).await;
+        }
+    }
+}

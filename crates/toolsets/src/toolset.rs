@@ -1,0 +1,94 @@
+//! Tool sets: what plugins contribute and agents are granted.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::context::TurnContext;
+use crate::tool::ToolMap;
+
+/// A group of tools with a stable id. Agents persist granted ids, so an id is never
+/// renamed once shipped.
+#[derive(Clone)]
+pub struct ToolSet {
+    /// Kebab-case, checked at boot.
+    pub id: String,
+    pub name: String,
+    /// Groups sets in agent forms ("Utilities", "Web", …).
+    pub category: String,
+    pub description: String,
+    /// A Lucide icon name for the set's tools.
+    pub icon: Option<String>,
+    pub tools: Tools,
+    /// How long a factory may take per turn (default: the `[turns]` setting, 20 s).
+    pub resolve_timeout: Option<Duration>,
+}
+
+impl ToolSet {
+    pub fn new(id: &str, name: &str, category: &str, description: &str, tools: Tools) -> ToolSet {
+        ToolSet {
+            id: id.into(),
+            name: name.into(),
+            category: category.into(),
+            description: description.into(),
+            icon: None,
+            tools,
+            resolve_timeout: None,
+        }
+    }
+
+    pub fn with_icon(mut self, icon: &str) -> ToolSet {
+        self.icon = Some(icon.into());
+        self
+    }
+
+    /// Names of the tools the set contributes, as far as known without a turn.
+    pub fn known_tools(&self) -> Vec<String> {
+        match &self.tools {
+            Tools::Static(map) => map.keys().map(str::to_string).collect(),
+            Tools::Factory(f) => f.known_tools(),
+        }
+    }
+}
+
+/// A set's tools: fixed, or built per turn against the turn's context.
+#[derive(Clone)]
+pub enum Tools {
+    Static(ToolMap),
+    Factory(Arc<dyn ToolFactory>),
+}
+
+impl Tools {
+    pub fn factory(f: impl ToolFactory) -> Tools {
+        Tools::Factory(Arc::new(f))
+    }
+}
+
+pub type FactoryFuture = Pin<Box<dyn Future<Output = Result<ToolMap, String>> + Send>>;
+
+/// Builds a set's tools for one turn (scoped to a workspace, a user, …). Anything that
+/// needs teardown is registered with [`TurnContext::register_closer`].
+pub trait ToolFactory: Send + Sync + 'static {
+    fn tools(&self, ctx: TurnContext) -> FactoryFuture;
+
+    /// The names this factory may produce, for listings, icons and `doctor`.
+    fn known_tools(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Per-tool icon overrides of the tools it may produce: `(tool, Lucide icon)`.
+    fn icon_overrides(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+impl<F, Fut> ToolFactory for F
+where
+    F: Fn(TurnContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolMap, String>> + Send + 'static,
+{
+    fn tools(&self, ctx: TurnContext) -> FactoryFuture {
+        Box::pin(self(ctx))
+    }
+}
