@@ -21,6 +21,35 @@ pub struct ConfigFile {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub resources: toml::Table,
+    #[serde(default)]
+    pub serve: ServeConfig,
+}
+
+/// `[serve]`: how `toolhost serve` listens and whom it lets in.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeConfig {
+    /// `--listen` overrides it.
+    pub listen: Option<String>,
+    /// `Host` values accepted besides loopback names (for a server behind a hostname).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted besides loopback ones.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// `[[serve.tokens]]`: with none, one default user and loopback only.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// One bearer token: only its SHA-256 is stored.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The user (email) requests with this token act as.
+    pub user: String,
+    /// `toolhost token hash` prints it.
+    pub sha256: String,
 }
 
 impl ConfigFile {
@@ -60,6 +89,15 @@ impl ConfigFile {
                 );
             }
         }
+        for (i, t) in config.serve.tokens.iter().enumerate() {
+            let at = format!("{}: [[serve.tokens]] #{}", path.display(), i + 1);
+            if !toolhost_mcp::tokens::is_token_hash(&t.sha256) {
+                bail!(
+                    "{at}: sha256 must be 64 hex digits (the token's SHA-256, from `toolhost token hash`), not the token itself"
+                );
+            }
+            toolhost_catalog::validate_user(&t.user).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+        }
         Ok(config)
     }
 
@@ -92,5 +130,20 @@ mod tests {
         assert!(e.to_string().starts_with("t.toml:2:11: "), "{e}");
         let e = ConfigFile::parse(Path::new("t.toml"), "[runtme]\n").unwrap_err();
         assert!(e.to_string().contains("unknown field `runtme`"), "{e}");
+    }
+
+    #[test]
+    fn serve_tokens_hold_hashes_of_valid_users() {
+        let hash = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let ok = format!(
+            "[serve]\nlisten = \"0.0.0.0:7878\"\n[[serve.tokens]]\nuser = \"ada@example.com\"\nsha256 = \"{hash}\"\n"
+        );
+        let c = ConfigFile::parse(Path::new("t.toml"), &ok).unwrap();
+        assert_eq!(c.serve.tokens[0].user, "ada@example.com");
+        let plain = ok.replace(hash, "abc");
+        let e = ConfigFile::parse(Path::new("t.toml"), &plain).unwrap_err();
+        assert!(e.to_string().contains("#1: sha256 must be 64 hex"), "{e}");
+        let escape = ok.replace("ada@example.com", "../etc");
+        assert!(ConfigFile::parse(Path::new("t.toml"), &escape).is_err());
     }
 }

@@ -4,6 +4,7 @@ mod catalog_args;
 mod cmd;
 mod config;
 mod output;
+mod users;
 
 use std::process::ExitCode;
 
@@ -40,6 +41,12 @@ enum Command {
     Call(cmd::call::Args),
     /// Inspect the embedded sandbox.
     Sandbox(cmd::sandbox::Args),
+    /// Serve the catalog to one MCP client on stdin/stdout (for a client's config).
+    Mcp(cmd::mcp::Args),
+    /// Run the server: MCP over Streamable HTTP at /mcp (127.0.0.1:7878 by default).
+    Serve(cmd::serve::Args),
+    /// Make and hash bearer tokens for `serve`.
+    Token(cmd::token::Args),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +66,9 @@ fn main() -> ExitCode {
         Command::New(args) => cmd::new::run(args),
         Command::Call(args) => cmd::call::run(args),
         Command::Sandbox(args) => cmd::sandbox::run(args),
+        Command::Mcp(args) => cmd::mcp::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Token(args) => cmd::token::run(args),
     };
     match result {
         Ok(code) => code,
@@ -71,8 +81,10 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr (stdout carries command output, and later the MCP stdio stream).
 fn init_logging() {
+    // rmcp logs every JSON-RPC error response (unknown tool, cancelled call) as a warning;
+    // those are answers to clients, not problems of the host.
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

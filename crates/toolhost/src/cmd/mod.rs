@@ -1,6 +1,9 @@
 pub mod call;
 pub mod check;
 pub mod list;
+pub mod mcp;
 pub mod new;
 pub mod sandbox;
+pub mod serve;
 pub mod sync;
+pub mod token;
