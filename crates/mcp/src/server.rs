@@ -1,13 +1,13 @@
 //! The MCP server proper: an rmcp [`ServerHandler`] over a [`ToolSource`] and the runtime.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -33,6 +33,7 @@ struct Shared {
     /// so that shutdown can give its abort handler the grace period to run.
     epoch: Instant,
     last_abandoned_ms: AtomicU64,
+    in_flight: AtomicUsize,
 }
 
 /// Serves a [`ToolSource`] over MCP. Clone it per session: each clone made by
@@ -52,6 +53,7 @@ impl McpServer {
             default_caller,
             epoch: Instant::now(),
             last_abandoned_ms: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
         }))
     }
 
@@ -80,9 +82,14 @@ impl McpServer {
         &self.shared.runtime
     }
 
-    /// Waits until every call abandoned so far has had the runtime's cancel grace period
-    /// to run its abort handler (its processes are killed after that). Used at shutdown.
+    /// At shutdown, after the sessions were ended: waits (a little) for their calls to let
+    /// go, then until every abandoned call has had the runtime's cancel grace period to run
+    /// its abort handler (its processes are killed after that).
     pub async fn settle_abandoned(&self) {
+        let until = Instant::now() + Duration::from_secs(2);
+        while self.shared.in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let at = self.shared.last_abandoned_ms.load(Ordering::Relaxed);
         if at == 0 {
             return;
@@ -103,14 +110,25 @@ impl McpServer {
     }
 }
 
-/// Marks a call abandoned unless it finished.
+/// Counts a call in flight, and marks it abandoned unless it finished.
 struct CallGuard<'a> {
     shared: &'a Shared,
     finished: bool,
 }
 
+impl<'a> CallGuard<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        CallGuard {
+            shared,
+            finished: false,
+        }
+    }
+}
+
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
+        self.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
         if !self.finished {
             let ms = self.shared.epoch.elapsed().as_millis().max(1);
             let ms = u64::try_from(ms).unwrap_or(u64::MAX);
@@ -166,6 +184,21 @@ fn mcp_result(result: ToolResult) -> CallToolResult {
     r
 }
 
+/// The invalid-params error for a known method whose params are malformed.
+fn malformed(method: &str, params: Option<Value>) -> Option<ErrorData> {
+    let params = params.unwrap_or(Value::Null);
+    let problem = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
+        "tools/list" => serde_json::from_value::<Option<PaginatedRequestParams>>(params).err(),
+        _ => return None,
+    };
+    let detail = problem.map_or_else(|| "malformed params".to_string(), |e| e.to_string());
+    Some(ErrorData::invalid_params(
+        format!("invalid params for {method}: {detail}"),
+        None,
+    ))
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -210,12 +243,9 @@ impl ServerHandler for McpServer {
             .and_then(|p| p.extensions.get::<StreamClosed>())
             .map(|s| s.0.clone())
             .unwrap_or_default();
-        let mut guard = CallGuard {
-            shared: &self.shared,
-            finished: false,
-        };
-        // Dropping `call` (the client cancelled, or went away and rmcp dropped this future)
-        // fires the tool's abort signal and kills it after the grace period.
+        let mut guard = CallGuard::new(&self.shared);
+        // Dropping `call` (on any of these ends) fires the tool's abort signal and kills it
+        // after the grace period.
         let mut call = self.shared.runtime.call(CallRequest {
             tool,
             args: Value::Object(request.arguments.unwrap_or_default()),
@@ -223,29 +253,34 @@ impl ServerHandler for McpServer {
             tool_call_id: None,
             timeout: None,
         });
+        let mut gone = std::pin::pin!(async {
+            tokio::select! {
+                () = context.ct.cancelled() => "cancelled",
+                () = stream_closed.cancelled() => "the client closed the stream",
+                () = self.session_end.cancelled() => "the session ended",
+            }
+        });
         let result = loop {
             let event = tokio::select! {
                 event = call.next() => event,
-                () = context.ct.cancelled() => {
-                    return Err(ErrorData::internal_error("cancelled", None));
-                }
-                () = stream_closed.cancelled() => {
-                    return Err(ErrorData::internal_error("the client closed the stream", None));
-                }
-                () = self.session_end.cancelled() => {
-                    return Err(ErrorData::internal_error("the session ended", None));
-                }
+                why = &mut gone => return Err(ErrorData::internal_error(why, None)),
             };
             match event {
                 Some(CallEvent::Progress(p)) => {
-                    if let Some(token) = &progress_token {
-                        let text = p.text();
-                        let mut param = ProgressNotificationParam::new(token.clone(), p.seq as f64);
-                        if !text.is_empty() {
-                            param.message = Some(text);
-                        }
+                    let Some(token) = &progress_token else {
+                        continue;
+                    };
+                    let text = p.text();
+                    let mut param = ProgressNotificationParam::new(token.clone(), p.seq as f64);
+                    if !text.is_empty() {
+                        param.message = Some(text);
+                    }
+                    // Sending waits for a slow client (the runtime coalesces progress
+                    // meanwhile), and forever for a session that stopped sending.
+                    tokio::select! {
                         // A client that stopped listening still gets its result.
-                        let _ = context.peer.notify_progress(param).await;
+                        _ = context.peer.notify_progress(param) => {}
+                        why = &mut gone => return Err(ErrorData::internal_error(why, None)),
                     }
                 }
                 Some(CallEvent::Done(r)) => break r,
@@ -254,6 +289,17 @@ impl ServerHandler for McpServer {
         };
         guard.finished = true;
         Ok(mcp_result(result).into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // rmcp hands us known methods whose params did not parse as a custom request;
+        // for those the client needs "invalid params" and what is wrong, not "no such method".
+        Err(malformed(&request.method, request.params)
+            .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -347,6 +393,17 @@ mod tests {
         assert_eq!(names(&p2), vec!["bb", "c"]);
         let (exact, next) = page(tools(&["a", "b"]), None, 2);
         assert_eq!((exact.len(), next), (2, None));
+    }
+
+    #[test]
+    fn malformed_params_of_known_methods_are_invalid_params() {
+        let e = malformed("tools/call", Some(serde_json::json!({"name": 5}))).unwrap();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert!(
+            e.message.starts_with("invalid params for tools/call: "),
+            "{e:?}"
+        );
+        assert!(malformed("foo/bar", None).is_none());
     }
 
     #[test]

@@ -57,3 +57,31 @@ pub trait ToolSource: Send + Sync + 'static {
     /// Publishes a [`Change`] whenever `tools` may return something new.
     fn changes(&self) -> broadcast::Receiver<Change>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_concerns_its_user_or_everyone() {
+        let ada = Caller {
+            space: UserSpace {
+                user: "ada".into(),
+                home: "/d/ada".into(),
+            },
+        };
+        assert!(Change { user: None }.concerns(&ada));
+        assert!(
+            Change {
+                user: Some("ada".into())
+            }
+            .concerns(&ada)
+        );
+        assert!(
+            !Change {
+                user: Some("bob".into())
+            }
+            .concerns(&ada)
+        );
+    }
+}

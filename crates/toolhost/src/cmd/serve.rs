@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use tokio_util::sync::CancellationToken;
@@ -18,6 +19,9 @@ use crate::users::user_space;
 
 /// Where `serve` listens unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+
+/// How long a shutdown waits for open responses before closing their connections.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -89,9 +93,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("cannot listen on {addr}"))?;
         let bound = listener.local_addr()?;
         eprintln!("serving MCP at http://{bound}/mcp (Ctrl-C to stop)");
-        axum::serve(listener, app)
-            .with_graceful_shutdown(stop.clone().cancelled_owned())
-            .await?;
+        let serving = axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
+        // A client that never reads would hold a graceful shutdown open forever.
+        let deadline = async {
+            stop.cancelled().await;
+            tokio::time::sleep(SHUTDOWN_WAIT).await;
+        };
+        tokio::select! {
+            r = serving => r?,
+            () = deadline => tracing::warn!("closing connections that did not finish within {SHUTDOWN_WAIT:?} of shutdown"),
+        }
         settle.settle_abandoned().await;
         runtime.shutdown().await;
         Ok(ExitCode::SUCCESS)
