@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use axum::serve::ListenerExt;
 use tokio_util::sync::CancellationToken;
 use toolhost_mcp::Caller;
 use toolhost_mcp::http::HttpOptions;
@@ -93,7 +94,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("cannot listen on {addr}"))?;
         let bound = listener.local_addr()?;
         eprintln!("serving MCP at http://{bound}/mcp (Ctrl-C to stop)");
-        let serving = axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
+        // Small JSON-RPC messages must not wait for delayed ACKs (Nagle): no delay.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+            }
+        });
+        let serving = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.clone().cancelled_owned());
         // A client that never reads would hold a graceful shutdown open forever.
         let deadline = async {
             stop.cancelled().await;
