@@ -5,9 +5,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    CustomRequest, CustomResult, ErrorCode, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -219,7 +220,11 @@ impl ServerHandler for McpServer {
         let tools = self.shared.source.tools(&caller);
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (items, next) = page(tools, cursor, PAGE_SIZE);
-        let mut result = ListToolsResult::with_all_items(items.into_iter().map(mcp_tool).collect());
+        // The list is per user and changes whenever a tool folder does: clients may keep it
+        // privately, and should ask again (list_changed tells them when it matters).
+        let mut result = ListToolsResult::with_all_items(items.into_iter().map(mcp_tool).collect())
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private);
         result.next_cursor = next;
         Ok(result)
     }
