@@ -4,12 +4,16 @@
 //
 //   node benches/mcp/bench.mjs [--calls N] [--clients 32]   (see benches/mcp.sh)
 import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { Client, StdioClientTransport, StreamableHTTPClientTransport } from './sdk.mjs';
+
+// The SDK's HTTP client adds an abort listener per request to one long-lived signal.
+setMaxListeners(0);
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repo = join(here, '../..');

@@ -37,13 +37,14 @@ struct Shared {
     in_flight: AtomicUsize,
 }
 
-/// Serves a [`ToolSource`] over MCP. Clone it per session: each clone made by
-/// [`McpServer::session`] owns that session's `list_changed` forwarding.
+/// Serves a [`ToolSource`] over MCP. rmcp runs one handler per session: make each with
+/// [`McpServer::session`]; they share the tools, the runtime and the default caller.
 pub struct McpServer {
     shared: Arc<Shared>,
-    /// Stops the session's `list_changed` forwarding when the session's handler is dropped.
+    /// Ends this session's calls and `list_changed` forwarding; cancelled when the handler
+    /// is dropped (the session is over) or by a transport that learns of the end first.
     session_end: CancellationToken,
-    _session_guard: Arc<DropGuard>,
+    _session_guard: DropGuard,
 }
 
 impl McpServer {
@@ -60,11 +61,10 @@ impl McpServer {
 
     fn from_shared(shared: Arc<Shared>) -> Self {
         let session_end = CancellationToken::new();
-        let guard = Arc::new(session_end.clone().drop_guard());
         McpServer {
             shared,
+            _session_guard: session_end.clone().drop_guard(),
             session_end,
-            _session_guard: guard,
         }
     }
 
