@@ -1,11 +1,16 @@
 //! Runtime settings: the `[runtime]`, `[env]` and `[resources]` tables of `toolhost.toml`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::sandbox::{SandboxConfig, View};
+
+/// The `PATH` of every tool process.
+pub const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// How calls run. Every field has a default, so an empty config works.
 #[derive(Debug, Clone, Deserialize)]
@@ -35,6 +40,9 @@ pub struct RuntimeConfig {
     pub max_result_bytes: usize,
     /// Where transpiled TypeScript and the embedded harness are kept.
     pub cache_dir: Option<PathBuf>,
+    /// The `[sandbox]` table (a table of its own in `toolhost.toml`).
+    #[serde(skip)]
+    pub sandbox: SandboxConfig,
 }
 
 impl Default for RuntimeConfig {
@@ -51,6 +59,7 @@ impl Default for RuntimeConfig {
             cancel_grace: Duration::from_millis(2000),
             max_result_bytes: 1024 * 1024,
             cache_dir: None,
+            sandbox: SandboxConfig::default(),
         }
     }
 }
@@ -91,20 +100,38 @@ pub struct UserSpace {
 }
 
 impl ToolEnv {
-    /// The full environment of a tool process run for `space`.
+    /// The full environment of a tool process run for `space`, without a sandbox.
     pub fn for_user(&self, space: &UserSpace) -> Vec<(String, String)> {
-        let home = space.home.display().to_string();
+        self.build(&space.home, &self.tools_dirs, None)
+    }
+
+    /// The same inside a sandbox: the seed's paths (`/officer/user`, `/officer/tools`…).
+    pub fn for_view(&self, view: &View) -> Vec<(String, String)> {
+        self.build(view.home(), view.tools_dirs(), view.email_db())
+    }
+
+    /// The host path of `OFFICER_EMAIL_DB`, if configured.
+    pub fn email_db(&self) -> Option<&Path> {
+        self.vars
+            .get("OFFICER_EMAIL_DB")
+            .filter(|v| !v.is_empty())
+            .map(Path::new)
+    }
+
+    fn build(
+        &self,
+        home: &Path,
+        dirs: &[PathBuf],
+        email_db: Option<&Path>,
+    ) -> Vec<(String, String)> {
+        let home = home.display().to_string();
         let mut env: BTreeMap<String, String> = BTreeMap::new();
-        env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into());
+        env.insert("PATH".into(), TOOL_PATH.into());
         env.insert("LANG".into(), "C.UTF-8".into());
         env.insert("HOME".into(), home.clone());
         env.insert("OFFICER_USER_HOME".into(), home.clone());
         env.insert("OFFICER_USER_ROOT".into(), home);
-        let dirs: Vec<String> = self
-            .tools_dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect();
+        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         env.insert("PI_TOOLS_DIRS".into(), dirs.join(":"));
         env.insert(
             "OFFICER_RESOURCES".into(),
@@ -112,6 +139,9 @@ impl ToolEnv {
         );
         for (k, v) in &self.vars {
             env.insert(k.clone(), v.clone());
+        }
+        if let Some(db) = email_db {
+            env.insert("OFFICER_EMAIL_DB".into(), db.display().to_string());
         }
         env.into_iter().collect()
     }

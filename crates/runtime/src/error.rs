@@ -18,6 +18,8 @@ pub enum RuntimeError {
     WorkerStart(String),
     #[error("{0}")]
     Transpile(crate::TranspileError),
+    #[error("{0}")]
+    Sandbox(String),
 }
 
 impl RuntimeError {

@@ -6,7 +6,6 @@
 //! and a non-zero exit status makes the call an error.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -14,9 +13,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::RuntimeError;
-use crate::launch::start_tool_process;
+use crate::config::{ToolEnv, UserSpace};
+use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
 use crate::node::{Control, WorkerEvent};
+use crate::sandbox::LaunchArg;
 
 const PROGRESS_PREFIX: &str = "::progress::";
 const MAX_LINE: usize = 64 * 1024;
@@ -49,28 +50,43 @@ pub(crate) fn param_env(params: &Value) -> Vec<(String, String)> {
 }
 
 pub(crate) struct ProcessCall<'a> {
+    pub launcher: &'a Launcher,
     pub program: &'a Path,
     pub entry: &'a Path,
     pub dir: &'a Path,
-    pub env: Vec<(String, String)>,
+    pub space: &'a UserSpace,
+    pub env: &'a ToolEnv,
+    pub network: bool,
     pub params: &'a Value,
     pub tool_call_id: &'a str,
     pub max_text: usize,
 }
 
-pub(crate) fn spawn(
+pub(crate) async fn spawn(
     call: ProcessCall<'_>,
 ) -> Result<(Control, mpsc::UnboundedReceiver<WorkerEvent>), RuntimeError> {
-    let mut env = call.env;
-    env.extend(param_env(call.params));
-    env.push(("TOOL_CALL_ID".into(), call.tool_call_id.to_string()));
-    let (mut child, pgid) = start_tool_process(
-        call.program,
-        &[call.entry.as_os_str()],
-        env,
-        call.dir,
-        Stdio::piped(),
-    )?;
+    let mut extra_env = param_env(call.params);
+    extra_env.push(("TOOL_CALL_ID".into(), call.tool_call_id.to_string()));
+    let Started {
+        mut child,
+        pgid,
+        lease,
+        ..
+    } = call
+        .launcher
+        .start(ToolProcess {
+            program: call.program,
+            args: vec![LaunchArg::Path(call.entry.to_path_buf())],
+            cwd: call.dir,
+            space: call.space,
+            env: call.env,
+            extra_env,
+            stdin: true,
+            network: call.network,
+            per_call: true,
+            extra: Vec::new(),
+        })
+        .await?;
     let (tx, rx) = mpsc::unbounded_channel();
     let input = serde_json::to_vec(call.params).unwrap_or_default();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
@@ -85,26 +101,28 @@ pub(crate) fn spawn(
         let mut out = tokio::spawn(read_capped(stdout, max_text + 64 * 1024));
         let mut err = tokio::spawn(read_stderr(stderr, tx.clone()));
         let status = child.wait().await;
+        drop(lease);
         // Background children may keep the pipes open after the tool exits: give them a
         // moment, then end the whole group, which closes the pipes, and read what is left.
-        let drained = async { ((&mut out).await, (&mut err).await) };
-        let (stdout, stderr_tail) =
-            match tokio::time::timeout(Duration::from_millis(500), drained).await {
-                Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
-                Err(_) => {
-                    crate::node::signal_group(pgid, rustix::process::Signal::KILL);
-                    let rest = async { ((&mut out).await, (&mut err).await) };
-                    match tokio::time::timeout(Duration::from_secs(5), rest).await {
-                        Ok((o, e)) => (o.unwrap_or_default(), e.unwrap_or_default()),
-                        // Only a process that left the group can hold the pipes this long.
-                        Err(_) => {
-                            out.abort();
-                            err.abort();
-                            (Default::default(), String::new())
-                        }
-                    }
-                }
-            };
+        let (mut o, mut e) = (None, None);
+        let drained = drain(&mut out, &mut err, &mut o, &mut e);
+        if tokio::time::timeout(Duration::from_millis(500), drained)
+            .await
+            .is_err()
+        {
+            crate::node::signal_group(pgid, rustix::process::Signal::KILL);
+            let rest = drain(&mut out, &mut err, &mut o, &mut e);
+            // Only a process that left the group can hold the pipes this long.
+            if tokio::time::timeout(Duration::from_secs(5), rest)
+                .await
+                .is_err()
+            {
+                out.abort();
+                err.abort();
+            }
+        }
+        let stdout = o.and_then(Result::ok).unwrap_or_default();
+        let stderr_tail = e.and_then(Result::ok).unwrap_or_default();
         crate::node::signal_group(pgid, rustix::process::Signal::KILL);
         let (bytes, total) = stdout;
         let mut text = String::from_utf8_lossy(&bytes).into_owned();
@@ -151,6 +169,22 @@ pub(crate) fn spawn(
         let _ = tx.send(event);
     });
     Ok((Control::Process { pgid }, rx))
+}
+
+/// Waits for both readers, remembering which finished: a `JoinHandle` must not be polled
+/// again once it has produced its output, and this may be resumed after a timeout.
+async fn drain<A, B>(
+    a: &mut tokio::task::JoinHandle<A>,
+    b: &mut tokio::task::JoinHandle<B>,
+    ra: &mut Option<Result<A, tokio::task::JoinError>>,
+    rb: &mut Option<Result<B, tokio::task::JoinError>>,
+) {
+    while ra.is_none() || rb.is_none() {
+        tokio::select! {
+            r = &mut *a, if ra.is_none() => *ra = Some(r),
+            r = &mut *b, if rb.is_none() => *rb = Some(r),
+        }
+    }
 }
 
 /// Reads all of a stream, keeping at most `cap` bytes; returns them and the total length.

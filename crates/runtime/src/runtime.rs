@@ -1,7 +1,7 @@
 //! The runtime facade and the life of one call: validate, run, watch the clock, normalise.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,6 +13,7 @@ use toolhost_spec::Language;
 
 use crate::call::{Call, Progress, ProgressQueue};
 use crate::config::{RuntimeConfig, ToolEnv, UserSpace};
+use crate::launch::Launcher;
 use crate::native::{NativeContext, NativeTool};
 use crate::node::{Control, NodePool, WorkerEvent, WorkerSpawn};
 use crate::redact::{Secrets, args_for_log};
@@ -97,6 +98,7 @@ struct Inner {
     env: ToolEnv,
     transpiler: Transpiler,
     pool: NodePool,
+    launcher: Launcher,
     validators: Mutex<HashMap<ValidatorKey, Arc<ArgsValidator>>>,
     /// Tool folder → the code version whose TypeScript is known to be transpiled.
     prepared: Mutex<HashMap<PathBuf, String>>,
@@ -120,12 +122,31 @@ impl Runtime {
         let harness =
             crate::node::install_harness(&cache).map_err(|e| RuntimeError::io(&cache, e))?;
         let run_dir = private_run_dir()?;
+        let sandbox = if config.sandbox.enabled {
+            let sandbox = crate::sandbox::Sandbox::new(config.sandbox.clone());
+            open_up(&cache)?;
+            Some(Arc::new(sandbox))
+        } else {
+            tracing::warn!(
+                "THE SANDBOX IS DISABLED ([sandbox] enabled = false): tools run with the \
+                 host's own privileges, files and network"
+            );
+            None
+        };
+        if let Some(sandbox) = &sandbox {
+            sandbox.refill();
+        }
+        let launcher = Launcher {
+            sandbox,
+            cache_dir: cache.clone(),
+        };
         let spawn = WorkerSpawn {
             node: config.node.clone(),
             harness,
             ts_cache: transpiler.cache_dir().to_path_buf(),
             run_dir: run_dir.clone(),
             max_frame: config.max_result_bytes * 2 + 4 * 1024 * 1024,
+            launcher: launcher.clone(),
         };
         let pool = NodePool::new(
             spawn,
@@ -138,6 +159,7 @@ impl Runtime {
             env,
             transpiler,
             pool,
+            launcher,
             validators: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
             versions: crate::version::CodeVersions::default(),
@@ -156,6 +178,14 @@ impl Runtime {
             }
         });
         Ok(Runtime { inner })
+    }
+
+    /// Waits until the sandbox's spare helpers have started, so that the next new worker
+    /// or process starts without that cost. Optional: a server may call it once at start.
+    pub async fn warm_up(&self) {
+        if let Some(sandbox) = &self.inner.launcher.sandbox {
+            sandbox.settled().await;
+        }
     }
 
     pub fn config(&self) -> &RuntimeConfig {
@@ -499,7 +529,9 @@ async fn start(
                     p.insert(tool.dir.clone(), version.clone());
                 }
             }
-            let worker = inner.pool.acquire(&req.user).await?;
+            in_view(inner, tool)?;
+            let network = network_for(inner, tool);
+            let worker = inner.pool.acquire(&req.user, network).await?;
             Ok(worker.start_call(&tool.entry.path, &version, call_id, args, secrets, cap))
         }
         Language::Python | Language::Bash => {
@@ -511,16 +543,59 @@ async fn start(
             std::fs::create_dir_all(&req.user.home)
                 .map_err(|e| RuntimeError::io(&req.user.home, e))?;
             crate::process::spawn(crate::process::ProcessCall {
+                launcher: &inner.launcher,
                 program,
                 entry: &tool.entry.path,
                 dir: &tool.dir,
-                env: inner.env.for_user(&req.user),
+                space: &req.user,
+                env: &inner.env,
+                network: network_for(inner, tool),
                 params: args,
                 tool_call_id: call_id,
                 max_text: cap,
             })
+            .await
         }
     }
+}
+
+/// A sandboxed worker sees the runtime's tool roots only (`ToolEnv::tools_dirs`).
+fn in_view(inner: &Inner, tool: &toolhost_catalog::Tool) -> Result<(), RuntimeError> {
+    if inner.launcher.sandbox.is_none()
+        || inner.env.tools_dirs.iter().any(|d| tool.dir.starts_with(d))
+    {
+        return Ok(());
+    }
+    Err(RuntimeError::Sandbox(format!(
+        "{} is not under one of the runtime's tool roots, so its sandbox cannot show it",
+        tool.dir.display()
+    )))
+}
+
+/// Whether a tool's sandbox gets the network: declared in TOOL.md, and the operator's
+/// policy allows it.
+fn network_for(inner: &Inner, tool: &toolhost_catalog::Tool) -> bool {
+    match &inner.launcher.sandbox {
+        Some(sandbox) => sandbox
+            .config()
+            .network_for(&tool.manifest.name, tool.manifest.network),
+        None => true,
+    }
+}
+
+/// Sandboxed tools run as other uids: they must be able to read the cache (the harness,
+/// transpiled TypeScript), though never to write it.
+fn open_up(cache: &Path) -> Result<(), RuntimeError> {
+    use std::os::unix::fs::PermissionsExt;
+    for dir in [cache.to_path_buf(), cache.join("ts")] {
+        if let Ok(meta) = std::fs::metadata(&dir)
+            && meta.permissions().mode() & 0o005 != 0o005
+        {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| RuntimeError::io(&dir, e))?;
+        }
+    }
+    Ok(())
 }
 
 fn start_native(

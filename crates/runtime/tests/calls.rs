@@ -66,9 +66,9 @@ async fn javascript_entries_get_the_tool_call_id() {
 #[tokio::test(flavor = "multi_thread")]
 async fn invalid_parameters_are_an_error_result_and_the_tool_does_not_run() {
     let e = env();
-    let marker = e.dir.path().join("ran");
+    let (marker, marker_arg) = e.file("ada@example.com", "ran");
     let r = e
-        .call("marker_tool", json!({"path": marker, "n": "lots"}))
+        .call("marker_tool", json!({"path": marker_arg, "n": "lots"}))
         .await;
     assert!(r.is_error);
     assert_eq!(
@@ -79,12 +79,12 @@ async fn invalid_parameters_are_an_error_result_and_the_tool_does_not_run() {
     let r = e
         .call(
             "marker_tool",
-            json!({"path": marker, "n": "21", "extra": 1}),
+            json!({"path": marker_arg, "n": "21", "extra": 1}),
         )
         .await;
     assert!(text(&r).contains("unknown parameter `extra`"), "{r:?}");
     let r = e
-        .call("marker_tool", json!({"path": marker, "n": "21"}))
+        .call("marker_tool", json!({"path": marker_arg, "n": "21"}))
         .await;
     assert_eq!(
         (text(&r).as_str(), r.is_error),
@@ -134,10 +134,10 @@ async fn results_are_normalised() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cancelling_fires_the_abort_signal() {
     let e = env();
-    let marker = e.dir.path().join("aborted");
+    let (marker, marker_arg) = e.file("ada@example.com", "aborted");
     let mut call = e
         .runtime
-        .call(e.request(tool("respects_abort"), json!({"marker": marker})));
+        .call(e.request(tool("respects_abort"), json!({"marker": marker_arg})));
     wait_for_progress(&mut call, "waiting for abort").await;
     assert!(!marker.exists());
     call.cancel();
@@ -171,10 +171,15 @@ async fn a_tool_that_ignores_cancellation_is_killed_and_its_worker_replaced() {
         started.elapsed()
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
+    // A process on its way out has already lost its command line: give it a moment.
     for pid in before
         .iter()
         .filter(|p| !common::pids_running("harness.mjs").contains(p))
     {
+        let gone = Instant::now() + Duration::from_secs(3);
+        while common::alive(*pid) && Instant::now() < gone {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         assert!(!common::alive(*pid));
     }
     assert_eq!(e.runtime.workers().await, 0, "the killed worker is gone");
@@ -334,7 +339,7 @@ async fn tools_get_the_configured_environment_and_nothing_else() {
         .into_iter()
         .collect(),
         resources,
-        tools_dirs: vec!["/data/tools".into(), "/data/ada/tools".into()],
+        tools_dirs: vec![fixtures()],
     };
     let e = env_with(common::config(), tool_env);
     let r = e.call("env_dump", json!({})).await;
@@ -355,10 +360,17 @@ async fn tools_get_the_configured_environment_and_nothing_else() {
             "PI_TOOLS_DIRS"
         ]
     );
-    let home = e.user("ada@example.com").home;
-    assert_eq!(vars["HOME"], home.to_str().unwrap());
-    assert_eq!(vars["OFFICER_USER_ROOT"], home.to_str().unwrap());
-    assert_eq!(vars["PI_TOOLS_DIRS"], "/data/tools:/data/ada/tools");
+    // In the sandbox, the seed's container paths; without it, the host's.
+    let (home, tools) = match common::HELPER {
+        Some(_) => ("/officer/user".to_string(), "/officer/tools".to_string()),
+        None => (
+            e.user("ada@example.com").home.display().to_string(),
+            fixtures().display().to_string(),
+        ),
+    };
+    assert_eq!(vars["HOME"], home);
+    assert_eq!(vars["OFFICER_USER_ROOT"], home);
+    assert_eq!(vars["PI_TOOLS_DIRS"], tools);
     let res: Value = serde_json::from_str(vars["OFFICER_RESOURCES"].as_str().unwrap()).unwrap();
     assert_eq!(
         res["optical-character-recognition"]["endpoint"],
@@ -388,7 +400,7 @@ async fn python_and_bash_tools_follow_the_protocol() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hundred_concurrent_calls_across_ten_tools_all_answer_right() {
     let e = Arc::new(env());
-    let marker = e.dir.path().join("m");
+    let (_, marker) = e.file("user0", "m");
     let cases: Vec<(&str, Value, String)> = vec![
         ("echo", json!({"text": "a"}), "a\nnumber undefined".into()),
         ("plain_js", json!({}), "js ok".into()),
@@ -530,10 +542,10 @@ async fn native_tools_share_the_call_path() {
 #[tokio::test(flavor = "multi_thread")]
 async fn dropping_a_call_cancels_it() {
     let e = env();
-    let marker = e.dir.path().join("aborted");
+    let (marker, marker_arg) = e.file("ada@example.com", "aborted");
     let mut call = e
         .runtime
-        .call(e.request(tool("respects_abort"), json!({"marker": marker})));
+        .call(e.request(tool("respects_abort"), json!({"marker": marker_arg})));
     wait_for_progress(&mut call, "waiting for abort").await;
     assert!(!marker.exists());
     drop(call);

@@ -84,6 +84,10 @@ pub struct ToolManifest {
     /// Toolhost extension: how long a call may go without a progress update.
     #[serde(skip_serializing_if = "Option::is_none", with = "opt_secs")]
     pub idle_timeout: Option<Duration>,
+    /// Toolhost extension: the tool needs the network (`network: true`); without it the
+    /// tool's sandbox has none.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
     /// Frontmatter keys this version does not know, kept verbatim.
     pub extra: Map<String, Value>,
     /// The Markdown body: the documentation the agent reads.

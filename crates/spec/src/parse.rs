@@ -33,6 +33,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "inputs",
     "timeout",
     "idle_timeout",
+    "network",
 ];
 const INPUT_KEYS: &[&str] = &[
     "type",
@@ -161,6 +162,7 @@ impl Cx<'_> {
         let mut inputs = Vec::new();
         let mut timeout = None;
         let mut idle_timeout = None;
+        let mut network = false;
         let mut extra = Map::new();
         let mut seen = Vec::new();
 
@@ -184,6 +186,7 @@ impl Cx<'_> {
                 "inputs" => inputs = self.inputs(value),
                 "timeout" => timeout = self.seconds(k, value),
                 "idle_timeout" => idle_timeout = self.seconds(k, value),
+                "network" => network = self.top_flag(k, value).unwrap_or(false),
                 _ => {
                     let at = self.pos(key);
                     self.warn(
@@ -234,6 +237,7 @@ impl Cx<'_> {
             inputs,
             timeout,
             idle_timeout,
+            network,
             extra,
             body: String::new(),
         })
@@ -319,6 +323,21 @@ impl Cx<'_> {
                     at,
                     Code::VersionInvalid,
                     "`version` must be a non-negative integer, such as `version: 1`",
+                );
+                None
+            }
+        }
+    }
+
+    fn top_flag(&mut self, field: &str, node: &Node<'_>) -> Option<bool> {
+        match &node.data {
+            Data::Scalar(Scalar::Boolean(b)) => Some(*b),
+            _ => {
+                let at = self.pos(node);
+                self.error(
+                    at,
+                    Code::FieldType,
+                    format!("`{field}` must be true or false, such as `{field}: true`"),
                 );
                 None
             }

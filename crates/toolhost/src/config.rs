@@ -3,7 +3,8 @@
 //! Found at `--config PATH`, else `$TOOLHOST_CONFIG`, else `./toolhost.toml`; absent means
 //! every default. Sections: `[runtime]` (limits and executables), `[env]` (the variables
 //! tools get, such as `OFFICER_APIFY_TOKEN`), `[resources.NAME]` (passed to tools as the
-//! JSON object `OFFICER_RESOURCES`).
+//! JSON object `OFFICER_RESOURCES`), `[sandbox]` (isolation of tool processes), `[serve]`
+//! (how `toolhost serve` listens, and its users' tokens).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use toolhost_runtime::RuntimeConfig;
+use toolhost_runtime::sandbox::SandboxConfig;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,6 +23,8 @@ pub struct ConfigFile {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub resources: toml::Table,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
     #[serde(default)]
     pub serve: ServeConfig,
 }
@@ -69,7 +73,7 @@ impl ConfigFile {
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<ConfigFile> {
-        let config: ConfigFile = toml::from_str(text).map_err(|e| {
+        let mut config: ConfigFile = toml::from_str(text).map_err(|e| {
             let at = e
                 .span()
                 .map(|s| {
@@ -98,6 +102,7 @@ impl ConfigFile {
             }
             toolhost_catalog::validate_user(&t.user).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
         }
+        config.runtime.sandbox = config.sandbox.clone();
         Ok(config)
     }
 

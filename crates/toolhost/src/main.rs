@@ -50,12 +50,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // Helper modes run before anything could start a thread (unshare needs that).
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == cmd::sandbox::PROBE_MODE)
-    {
-        return cmd::sandbox::probe_mode();
+    // The sandbox's helper modes run before anything could start a thread (unshare and
+    // the uid change need a single-threaded process).
+    if let Some(code) = toolhost_runtime::sandbox::helper_main() {
+        return code;
     }
     init_logging();
     let cli = Cli::parse();

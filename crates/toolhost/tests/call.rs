@@ -148,10 +148,13 @@ fn the_config_file_sets_the_tools_environment() {
 #[test]
 fn ctrl_c_cancels_the_call() {
     let t = tempfile::tempdir().unwrap();
-    let marker = t.path().join("aborted");
+    // The sandboxed tool sees the default user's home as /officer/user.
+    let home = t.path().join("data/toolhost/users/default");
+    std::fs::create_dir_all(&home).unwrap();
+    let marker = home.join("aborted");
     let child = toolhost(t.path())
         .arg("respects_abort")
-        .arg(format!("marker={}", marker.display()))
+        .arg("marker=/officer/user/aborted")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -173,8 +176,14 @@ fn ctrl_c_cancels_the_call() {
 fn the_example_tools_run() {
     let t = tempfile::tempdir().unwrap();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tools");
-    let data = t.path().join("data.json");
-    std::fs::write(&data, r#"{"items": [{"name": "pen"}, {"name": "ink"}]}"#).unwrap();
+    // The tools run sandboxed: the user's home is /officer/user, the tools /officer/tools.
+    let home = t.path().join("data/toolhost/users/default");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("data.json"),
+        r#"{"items": [{"name": "pen"}, {"name": "ink"}]}"#,
+    )
+    .unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec!["text_stats".into(), "text=One two. Three four five.".into()],
@@ -183,7 +192,7 @@ fn the_example_tools_run() {
         (
             vec![
                 "json_query".into(),
-                format!("path={}", data.display()),
+                "path=/officer/user/data.json".into(),
                 "query=items[-1].name".into(),
             ],
             "\"ink\"",
@@ -195,7 +204,7 @@ fn the_example_tools_run() {
         (
             vec![
                 "file_search".into(),
-                format!("root={}", examples.display()),
+                "root=/officer/tools".into(),
                 "pattern=function\\* walk".into(),
             ],
             "file_search/lib/walk.ts:",

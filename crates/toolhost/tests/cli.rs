@@ -464,7 +464,10 @@ fn list_watch_streams_changes() {
 fn sandbox_status_reports_every_layer() {
     let (code, stdout, stderr) = run(toolhost().args(["sandbox", "status", "--json"]));
     assert_eq!(code, 0, "{stderr}");
-    let layers: Value = serde_json::from_str(&stdout).unwrap();
+    let status: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(status["enabled"], true);
+    assert_eq!(status["ready"], true, "{status}");
+    let layers = &status["layers"];
     let names: Vec<&str> = layers
         .as_array()
         .unwrap()
@@ -496,10 +499,60 @@ fn sandbox_status_reports_every_layer() {
     }
     let (code, text, _) = run(toolhost().args(["sandbox", "status"]));
     assert_eq!(code, 0);
-    assert_eq!(text.lines().count(), names.len());
+    let table: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(table.len(), names.len(), "{text}");
     assert!(
-        text.lines()
+        table
+            .iter()
             .all(|l| l.contains("  yes  ") || l.contains("  NO   ")),
         "{text}"
     );
+    assert!(
+        text.contains("ready: every tool process runs in the sandbox"),
+        "{text}"
+    );
+
+    // A required layer the machine lacks: status says so and fails; tools do not run.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        "[sandbox]\nrequire = [\"cgroups\"]\ncgroups = false\n",
+    )
+    .unwrap();
+    let (code, text, _) = run(toolhost()
+        .args(["sandbox", "status", "--config"])
+        .arg(&config));
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("missing cgroups"), "{text}");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/tests/fixtures");
+    let (code, _, stderr) = run(toolhost()
+        .args(["call", "echo", "text=x", "--config"])
+        .arg(&config)
+        .arg("--tools-dir")
+        .arg(&fixtures)
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .env("XDG_DATA_HOME", dir.path().join("data")));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("the sandbox cannot start, so no tool runs: missing cgroups"),
+        "{stderr}"
+    );
+
+    // Running without the sandbox takes an explicit setting, and warns loudly.
+    std::fs::write(&config, "[sandbox]\nenabled = false\n").unwrap();
+    let (code, text, _) = run(toolhost()
+        .args(["sandbox", "status", "--config"])
+        .arg(&config));
+    assert_eq!(code, 0);
+    assert!(text.contains("WARNING: the sandbox is disabled"), "{text}");
+    let (code, _, stderr) = run(toolhost()
+        .args(["call", "echo", "text=x", "--config"])
+        .arg(&config)
+        .arg("--tools-dir")
+        .arg(&fixtures)
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .env("XDG_DATA_HOME", dir.path().join("data")));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("THE SANDBOX IS DISABLED"), "{stderr}");
 }

@@ -236,6 +236,10 @@ fn http_client_leaving_mid_call_cancels_it_and_a_client_that_never_reads_harms_n
         let r = other.post(&call(3 + i, "echo", json!({"text": format!("n{i}")})));
         assert!(r.body.contains(&format!(r#""text":"n{i}""#)), "{}", r.body);
     }
+    assert!(
+        !f.tool_processes().is_empty(),
+        "the running call's tool process is found (so the orphan check below can fail)"
+    );
     drop(stuck);
     assert!(server.stop().success());
     f.assert_no_tool_processes();

@@ -59,7 +59,8 @@ fn tokens_map_requests_to_users_with_their_own_tools_and_homes() {
     let config = f.dir.path().join("toolhost.toml");
     std::fs::write(
         &config,
-        format!(
+        f.config_text()
+            + &format!(
             "[[serve.tokens]]\nuser = \"{ada}\"\nsha256 = \"{}\"\n\n[[serve.tokens]]\nuser = \"bob@example.com\"\nsha256 = \"{}\"\n",
             token_hash(&f, "ada-secret"),
             token_hash(&f, "bob-secret").to_uppercase(),

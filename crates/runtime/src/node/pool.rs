@@ -1,7 +1,7 @@
 //! The bounded pool of Node.js workers, keyed by user.
 //!
-//! A worker serves one user only (later, each user's workers run under that user's
-//! sandbox). Calls share a worker up to `max_calls_per_worker`; the pool never holds more
+//! A worker serves one user only, in that user's sandbox; a tool that has the network
+//! runs in a worker whose sandbox has it too, never in one shared with tools that don't. Calls share a worker up to `max_calls_per_worker`; the pool never holds more
 //! than `max_workers` processes, counting those still starting; idle workers are retired.
 //! No lock is held while a worker starts, so one slow start delays nobody else.
 
@@ -17,8 +17,9 @@ use crate::config::{ToolEnv, UserSpace};
 #[derive(Default)]
 struct State {
     workers: Vec<Arc<Worker>>,
-    /// Users whose worker is starting (each entry holds a pool slot).
-    starting: Vec<String>,
+    /// Users (and whether with the network) whose worker is starting; each entry holds
+    /// a pool slot.
+    starting: Vec<(String, bool)>,
 }
 
 pub(crate) struct NodePool {
@@ -59,19 +60,23 @@ impl NodePool {
     }
 
     /// A live worker for `space`, started if needed, with one call reserved on it.
-    pub async fn acquire(&self, space: &UserSpace) -> Result<Arc<Worker>, RuntimeError> {
+    pub async fn acquire(
+        &self,
+        space: &UserSpace,
+        network: bool,
+    ) -> Result<Arc<Worker>, RuntimeError> {
         loop {
             // Created before looking, so a change made meanwhile is not missed.
             let changed = self.changed.notified();
-            match self.next(space) {
+            match self.next(space, network) {
                 Next::Use(w) => return Ok(w),
                 Next::Wait => changed.await,
                 Next::Start => {
                     let slot = Starting {
                         pool: self,
-                        user: space.user.clone(),
+                        key: (space.user.clone(), network),
                     };
-                    let started = Worker::spawn(&self.spawn, space, self.env.for_user(space)).await;
+                    let started = Worker::spawn(&self.spawn, space, &self.env, network).await;
                     let mut st = self.state();
                     if let Ok(w) = &started {
                         w.reserve();
@@ -85,13 +90,13 @@ impl NodePool {
         }
     }
 
-    fn next(&self, space: &UserSpace) -> Next {
+    fn next(&self, space: &UserSpace, network: bool) -> Next {
         let mut st = self.state();
         st.workers.retain(|w| w.is_alive());
         let mine = st
             .workers
             .iter()
-            .filter(|w| w.user == space.user)
+            .filter(|w| w.user == space.user && w.network == network)
             .min_by_key(|w| w.in_flight())
             .cloned();
         if let Some(w) = &mine
@@ -100,7 +105,8 @@ impl NodePool {
             w.reserve();
             return Next::Use(Arc::clone(w));
         }
-        if st.starting.contains(&space.user) {
+        let key = (space.user.clone(), network);
+        if st.starting.contains(&key) {
             return Next::Wait;
         }
         if st.workers.len() + st.starting.len() >= self.max_workers {
@@ -111,7 +117,7 @@ impl NodePool {
             }
         }
         if st.workers.len() + st.starting.len() < self.max_workers {
-            st.starting.push(space.user.clone());
+            st.starting.push(key);
             return Next::Start;
         }
         // Full of busy workers: share ours beyond the soft limit, or wait for a slot.
@@ -154,13 +160,13 @@ impl NodePool {
 /// A pool slot held by a starting worker; released (and waiters woken) however the start ends.
 struct Starting<'a> {
     pool: &'a NodePool,
-    user: String,
+    key: (String, bool),
 }
 
 impl Drop for Starting<'_> {
     fn drop(&mut self) {
         let mut st = self.pool.state();
-        if let Some(i) = st.starting.iter().position(|u| *u == self.user) {
+        if let Some(i) = st.starting.iter().position(|k| *k == self.key) {
             st.starting.remove(i);
         }
         drop(st);

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -15,10 +14,12 @@ use tokio::sync::mpsc;
 use super::frame::{self, ReadError};
 use super::outbox::Outbox;
 use crate::RuntimeError;
+use crate::config::ToolEnv;
 use crate::config::UserSpace;
-use crate::launch::start_tool_process;
+use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
 use crate::redact::Secrets;
+use crate::sandbox::LaunchArg as Arg;
 
 /// What a running call reports, from a Node worker or a per-call process alike.
 #[derive(Debug)]
@@ -97,10 +98,31 @@ pub(crate) struct WorkerSpawn {
     pub run_dir: PathBuf,
     /// Frames larger than this are a protocol violation.
     pub max_frame: usize,
+    pub launcher: Launcher,
+}
+
+/// Where a sandboxed worker finds its socket directory.
+const SOCKET_DIR_INSIDE: &str = "/run/toolhost/socket";
+
+/// Removes a worker's socket directory once it is connected (or failed to).
+struct RemoveDir(PathBuf);
+
+impl Drop for RemoveDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn last_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|l| !l.is_empty())
 }
 
 pub(crate) struct Worker {
     pub user: String,
+    /// Whether this worker's sandbox has the network (only such tools run in it).
+    pub network: bool,
+    /// Host paths as the sandboxed worker sees them.
+    view: Option<crate::sandbox::View>,
     pub pid: i32,
     to_worker: Outbox,
     calls: Mutex<HashMap<u64, mpsc::UnboundedSender<WorkerEvent>>>,
@@ -117,28 +139,65 @@ impl Worker {
     pub async fn spawn(
         spawn: &WorkerSpawn,
         space: &UserSpace,
-        env: Vec<(String, String)>,
+        env: &ToolEnv,
+        network: bool,
     ) -> Result<Arc<Worker>, RuntimeError> {
         std::fs::create_dir_all(&space.home).map_err(|e| RuntimeError::io(&space.home, e))?;
         let n = SOCKET_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let socket = spawn.run_dir.join(format!("w{n}.sock"));
-        let _ = std::fs::remove_file(&socket);
+        // A directory per worker, so a sandbox sees its own socket and nothing else.
+        let socket_dir = spawn.run_dir.join(format!("w{n}"));
+        let _ = std::fs::remove_dir_all(&socket_dir);
+        std::fs::create_dir(&socket_dir).map_err(|e| RuntimeError::io(&socket_dir, e))?;
+        let _cleanup = RemoveDir(socket_dir.clone());
+        let socket = socket_dir.join("s.sock");
         let listener = UnixListener::bind(&socket).map_err(|e| RuntimeError::io(&socket, e))?;
-        let (mut child, pid) = start_tool_process(
-            &spawn.node,
-            &[
-                "--enable-source-maps".as_ref(),
-                spawn.harness.as_os_str(),
-                spawn.ts_cache.as_os_str(),
-                socket.as_os_str(),
-            ],
-            env,
-            &space.home,
-            Stdio::null(),
-        )?;
-        let accepted = tokio::time::timeout(Duration::from_secs(20), listener.accept()).await;
+        spawn
+            .launcher
+            .hand_over(&space.user, &[&socket_dir, &socket])?;
+        let Started {
+            mut child,
+            pgid: pid,
+            lease,
+            view,
+        } = spawn
+            .launcher
+            .start(ToolProcess {
+                program: &spawn.node,
+                args: vec![
+                    Arg::Text("--enable-source-maps".into()),
+                    Arg::Path(spawn.harness.clone()),
+                    Arg::Path(spawn.ts_cache.clone()),
+                    Arg::Path(socket.clone()),
+                ],
+                cwd: &space.home,
+                space,
+                env,
+                extra_env: Vec::new(),
+                stdin: false,
+                network,
+                per_call: false,
+                extra: vec![(socket_dir.clone(), PathBuf::from(SOCKET_DIR_INSIDE))],
+            })
+            .await?;
+        let accepted = tokio::select! {
+            accepted = tokio::time::timeout(Duration::from_secs(20), listener.accept()) => accepted,
+            status = child.wait() => {
+                let why = match status {
+                    Ok(s) => describe_exit(s),
+                    Err(e) => e.to_string(),
+                };
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    use tokio::io::AsyncReadExt;
+                    let _ = tokio::time::timeout(Duration::from_millis(200), e.read_to_string(&mut err)).await;
+                }
+                return Err(RuntimeError::WorkerStart(format!(
+                    "Node.js worker failed to start: {why}{}",
+                    last_line(&err).map(|l| format!(": {l}")).unwrap_or_default()
+                )));
+            }
+        };
         drop(listener);
-        let _ = std::fs::remove_file(&socket);
         let stream = match accepted {
             Ok(Ok((stream, _))) => stream,
             other => {
@@ -168,6 +227,8 @@ impl Worker {
 
         let worker = Arc::new(Worker {
             user: space.user.clone(),
+            network,
+            view,
             pid,
             to_worker: Outbox::new(writer),
             calls: Mutex::new(HashMap::new()),
@@ -210,6 +271,7 @@ impl Worker {
                 signal_group(w.pid, rustix::process::Signal::KILL);
             }
             let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+            drop(lease);
             let reason = match (why, status) {
                 (Some(why), _) => format!("the tool's Node.js process {why} and was stopped"),
                 (None, Ok(Ok(s))) => describe_exit(s),
@@ -274,7 +336,7 @@ impl Worker {
         self.send(&json!({
             "type": "call",
             "id": id,
-            "entry": entry,
+            "entry": self.view.as_ref().and_then(|v| v.inside(entry)).as_deref().unwrap_or(entry),
             "version": version,
             "toolCallId": tool_call_id,
             "params": params,

@@ -6,12 +6,12 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One isolation layer and whether it can be used here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layer {
-    pub name: &'static str,
+    pub name: String,
     pub available: bool,
     /// What was found: a version, the controllers, or why the layer is missing.
     pub detail: String,
@@ -21,12 +21,12 @@ impl Layer {
     fn new(name: &'static str, result: Result<String, String>) -> Layer {
         match result {
             Ok(detail) => Layer {
-                name,
+                name: name.into(),
                 available: true,
                 detail,
             },
             Err(detail) => Layer {
-                name,
+                name: name.into(),
                 available: false,
                 detail,
             },

@@ -7,12 +7,29 @@ use std::time::Duration;
 
 use serde_json::Value;
 use toolhost_catalog::{Catalog, Root, RootOrigin, Tool};
+use toolhost_runtime::sandbox::SandboxConfig;
 use toolhost_runtime::{
     CallEvent, CallRequest, Runtime, RuntimeConfig, ToolEnv, ToolRef, ToolResult, UserSpace,
 };
 
+/// The `toolhost` binary when these tests are compiled into the toolhost crate (which
+/// runs them all again with the sandbox on); `None` in the runtime crate itself.
+pub const HELPER: Option<&str> = option_env!("CARGO_BIN_EXE_toolhost");
+
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    let runtime = match HELPER {
+        Some(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+    };
+    runtime.join("tests/fixtures")
+}
+
+/// A temporary directory that a sandboxed tool (another uid) may read, as tool roots are.
+pub fn tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
 }
 
 pub fn catalog_of(root: &Path) -> Catalog {
@@ -50,6 +67,18 @@ impl Env {
         }
     }
 
+    /// A file in `user`'s home: its host path, and the path a tool uses for it (inside
+    /// the sandbox: under `/officer/user`).
+    pub fn file(&self, user: &str, name: &str) -> (PathBuf, String) {
+        let home = self.user(user).home;
+        std::fs::create_dir_all(&home).unwrap();
+        let inside = match HELPER {
+            Some(_) => format!("/officer/user/{name}"),
+            None => home.join(name).display().to_string(),
+        };
+        (home.join(name), inside)
+    }
+
     pub fn request(&self, tool: Arc<Tool>, args: Value) -> CallRequest {
         CallRequest {
             tool: ToolRef::Folder(tool),
@@ -81,14 +110,30 @@ impl Env {
 }
 
 pub fn config() -> RuntimeConfig {
+    let sandbox = match HELPER {
+        Some(helper) => SandboxConfig {
+            helper: Some(helper.into()),
+            // The fixtures' network tool talks to a test server on a random port.
+            network_ports: Vec::new(),
+            ..SandboxConfig::default()
+        },
+        None => SandboxConfig::disabled(),
+    };
     RuntimeConfig {
         cancel_grace: Duration::from_millis(500),
+        sandbox,
         ..RuntimeConfig::default()
     }
 }
 
-pub fn env_with(config: RuntimeConfig, tool_env: ToolEnv) -> Env {
-    let dir = tempfile::tempdir().unwrap();
+pub fn env_with(config: RuntimeConfig, mut tool_env: ToolEnv) -> Env {
+    let dir = tempdir();
+    // The tool roots the tests use: the fixtures, and a scratch root for edited copies.
+    if tool_env.tools_dirs.is_empty() {
+        let scratch = dir.path().join("tools");
+        std::fs::create_dir_all(&scratch).unwrap();
+        tool_env.tools_dirs = vec![fixtures(), scratch];
+    }
     let config = RuntimeConfig {
         cache_dir: Some(dir.path().join("cache")),
         ..config

@@ -1,12 +1,14 @@
-//! `toolhost sandbox status [--json]`: which isolation layers this machine offers.
+//! `toolhost sandbox status [--json]`: which isolation layers this machine offers, which
+//! the configuration requires, and whether tools can run.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
-use toolhost_runtime::sandbox::probe_here;
+use anyhow::Result;
+use serde_json::json;
+use toolhost_runtime::sandbox::Sandbox;
 
-/// The hidden argument that runs the probe in a fresh, single-threaded process.
-pub const PROBE_MODE: &str = "__sandbox-probe";
+use crate::config::ConfigFile;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,58 +18,57 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Show which layers are active on this machine, and why any is missing.
+    /// Show which layers are active on this machine, and why any is missing. Exit status
+    /// 1 when the configuration requires a layer that is missing (tools would not run).
     Status {
-        /// Print `[{"name", "available", "detail"}]`.
+        /// Print `{"enabled", "ready", "error", "layers": [{"name", "available", "detail"}]}`.
         #[arg(long)]
         json: bool,
+        /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
 }
 
-/// The probe mode: unshares namespaces in this process, so it runs before anything starts
-/// a thread, prints JSON and exits.
-pub fn probe_mode() -> ExitCode {
-    match serde_json::to_string(&probe_here()) {
-        Ok(json) => {
-            println!("{json}");
-            ExitCode::SUCCESS
-        }
-        Err(_) => ExitCode::FAILURE,
-    }
-}
-
 pub fn run(args: Args) -> Result<ExitCode> {
-    let Command::Status { json } = args.command;
-    let exe = std::env::current_exe().context("cannot find the toolhost executable")?;
-    let out = std::process::Command::new(&exe)
-        .arg(PROBE_MODE)
-        .output()
-        .context("cannot run the sandbox probe")?;
-    if !out.status.success() {
-        bail!(
-            "the sandbox probe failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    let layers: Vec<serde_json::Value> =
-        serde_json::from_slice(&out.stdout).context("the sandbox probe printed no JSON")?;
+    let Command::Status { json, config } = args.command;
+    let config = ConfigFile::load(config.as_deref())?;
+    let enabled = config.sandbox.enabled;
+    let sandbox = Sandbox::new(config.sandbox);
+    let ready = sandbox.ready();
+    let error = match (&ready, enabled) {
+        (_, false) => Some("the sandbox is disabled by the configuration ([sandbox] enabled = false): tools run unconfined".to_string()),
+        (Err(e), true) => Some(e.to_string()),
+        (Ok(()), true) => None,
+    };
+    let code = if ready.is_ok() || !enabled {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
     if json {
-        crate::output::print_json(&layers)?;
-        return Ok(ExitCode::SUCCESS);
+        crate::output::print_json(&json!({
+            "enabled": enabled,
+            "ready": enabled && ready.is_ok(),
+            "error": error,
+            "layers": sandbox.layers(),
+        }))?;
+        return Ok(code);
     }
-    let width = layers
+    let width = sandbox
+        .layers()
         .iter()
-        .filter_map(|l| l["name"].as_str())
-        .map(str::len)
+        .map(|l| l.name.len())
         .max()
         .unwrap_or(0);
-    for l in &layers {
-        let mark = if l["available"] == true { "yes" } else { "NO " };
-        println!(
-            "{:width$}  {mark}  {}",
-            l["name"].as_str().unwrap_or_default(),
-            l["detail"].as_str().unwrap_or_default()
-        );
+    for l in sandbox.layers() {
+        let mark = if l.available { "yes" } else { "NO " };
+        println!("{:width$}  {mark}  {}", l.name, l.detail);
     }
-    Ok(ExitCode::SUCCESS)
+    match error {
+        Some(e) if !enabled => println!("\nWARNING: {e}"),
+        Some(e) => println!("\n{e}"),
+        None => println!("\nready: every tool process runs in the sandbox"),
+    }
+    Ok(code)
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,13 +41,32 @@ pub struct Fixture {
 impl Fixture {
     pub fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
+        // Sandboxed tools run as their own uid on a root host: roots must be world-readable.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let data = dir.path().join("data");
         std::fs::create_dir_all(data.join("tester")).unwrap();
         copy_dir(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-tools"),
             &data.join("tools"),
         );
-        Fixture { dir }
+        let f = Fixture { dir };
+        std::fs::write(f.config(), f.config_text()).unwrap();
+        f
+    }
+
+    /// `toolhost.toml` for this fixture (`TOOLHOST_CONFIG` points at it).
+    pub fn config(&self) -> PathBuf {
+        self.dir.path().join("toolhost.toml")
+    }
+
+    /// Tags every tool process with this fixture: `[env]` reaches every tool, sandboxed
+    /// or not, so the tag finds them in `/proc/PID/environ`.
+    pub fn config_text(&self) -> String {
+        format!("[env]\nTOOLHOST_TEST_TAG = {:?}\n", self.tag())
+    }
+
+    fn tag(&self) -> String {
+        format!("mcp-fixture:{}", self.dir.path().display())
     }
 
     pub fn data(&self) -> PathBuf {
@@ -65,16 +85,15 @@ impl Fixture {
     pub fn toolhost(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
         cmd.env_remove("PI_TOOLS_DIRS")
-            .env_remove("TOOLHOST_CONFIG")
+            .env("TOOLHOST_CONFIG", self.config())
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
             .env("XDG_DATA_HOME", self.dir.path().join("xdg-data"));
         cmd
     }
 
-    /// Tool processes still alive whose environment names this fixture (its data dir is
-    /// every tool's HOME).
+    /// Tool processes still alive that carry this fixture's tag.
     pub fn tool_processes(&self) -> Vec<u32> {
-        let needle = self.dir.path().to_string_lossy().into_owned();
+        let needle = format!("TOOLHOST_TEST_TAG={}", self.tag()).into_bytes();
         let me = std::process::id();
         let mut pids = Vec::new();
         for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -88,14 +107,11 @@ impl Fixture {
             if pid == me {
                 continue;
             }
+            // Zombies have an empty environ and are not running anyway.
             let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
                 continue;
             };
-            let is_tool = environ.split(|b| *b == 0).any(|kv| {
-                kv.starts_with(b"HOME=") && String::from_utf8_lossy(&kv[5..]).starts_with(&needle)
-            });
-            // Zombies have an empty environ and are not running anyway.
-            if is_tool {
+            if environ.split(|b| *b == 0).any(|kv| kv == needle.as_slice()) {
                 pids.push(pid);
             }
         }

@@ -1,0 +1,47 @@
+//! The few operations the sandbox needs that Rust cannot prove safe. Each runs only in
+//! the helper's fresh single-threaded processes.
+#![allow(unsafe_code)]
+
+use rustix::thread::UnshareFlags;
+
+/// `unshare(2)`. Unsafe in rustix only because of `CLONE_FILES`, which splits the
+/// descriptor table between threads; callers never pass it, and the helper has one thread.
+pub(super) fn unshare(flags: UnshareFlags) -> rustix::io::Result<()> {
+    debug_assert!(!flags.contains(UnshareFlags::FILES));
+    // SAFETY: see above: no CLONE_FILES, single-threaded process.
+    unsafe { rustix::thread::unshare_unsafe(flags - UnshareFlags::FILES) }
+}
+
+/// Marks every descriptor from 3 up close-on-exec, so that nothing the helper inherited
+/// or opened reaches the tool by accident.
+pub(super) fn cloexec_from_3() -> Result<(), String> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range with CLOEXEC only sets a flag on open descriptors; nothing is
+    // closed or reused. Arguments are plain integers.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!("close_range: {}", std::io::Error::last_os_error()))
+    }
+}
+
+pub(super) enum Forked {
+    Child,
+    Parent(rustix::process::Pid),
+}
+
+/// `fork(2)`. The helper is single-threaded, so the child inherits no lock another
+/// thread held: it may go on running ordinary Rust code.
+pub(super) fn fork() -> Result<Forked, String> {
+    // SAFETY: the calling process has one thread (the helper runs before any thread
+    // starts), so the child's copy of the address space is consistent.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        0 => Ok(Forked::Child),
+        p if p > 0 => rustix::process::Pid::from_raw(p)
+            .map(Forked::Parent)
+            .ok_or_else(|| "fork returned an invalid pid".to_string()),
+        _ => Err(format!("fork: {}", std::io::Error::last_os_error())),
+    }
+}

@@ -1,0 +1,236 @@
+//! The seed's container layout: which host paths a tool sees, and where.
+//!
+//! ```text
+//! /officer/tools          first global tool root (read-only); more roots: /officer/tools-2, …
+//! /officer/user           the user's home (read-write)
+//! /officer/user/tools     the user's own tool root, when it lies in the home (read-only)
+//! /officer/data           the directory of OFFICER_EMAIL_DB (read-write), when configured
+//! /run/toolhost/cache     transpiled TypeScript and the Node.js harness (read-only)
+//! /usr, /bin, /lib…       the system, read-only; a few files of /etc; /tmp, /dev, /proc
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use super::spec::Mount;
+
+pub const TOOLS: &str = "/officer/tools";
+pub const USER: &str = "/officer/user";
+pub const DATA: &str = "/officer/data";
+pub const CACHE: &str = "/run/toolhost/cache";
+
+/// One user's view: the tool-specific mounts, and how to translate host paths into it.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// Host path → sandbox path, longest host path first.
+    mounts: Vec<Mount>,
+    tools_dirs: Vec<PathBuf>,
+    email_db: Option<PathBuf>,
+}
+
+impl View {
+    pub fn new(home: &Path, tools_dirs: &[PathBuf], cache: &Path, email_db: Option<&Path>) -> View {
+        let mut mounts = vec![
+            Mount {
+                source: home.to_path_buf(),
+                target: USER.into(),
+                writable: true,
+            },
+            Mount {
+                source: cache.to_path_buf(),
+                target: CACHE.into(),
+                writable: false,
+            },
+        ];
+        let mut inside_dirs = Vec::new();
+        let mut global = 0;
+        for root in tools_dirs {
+            // A root that does not exist (yet) has nothing to show.
+            if !root.is_dir() {
+                continue;
+            }
+            let target = match root.strip_prefix(home) {
+                Ok(rel) if !rel.as_os_str().is_empty() => Path::new(USER).join(rel),
+                _ => {
+                    global += 1;
+                    if global == 1 {
+                        PathBuf::from(TOOLS)
+                    } else {
+                        PathBuf::from(format!("{TOOLS}-{global}"))
+                    }
+                }
+            };
+            inside_dirs.push(target.clone());
+            mounts.push(Mount {
+                source: root.clone(),
+                target,
+                writable: false,
+            });
+        }
+        let mut email = None;
+        if let Some(db) = email_db
+            && let (Some(dir), Some(name)) = (db.parent(), db.file_name())
+        {
+            mounts.push(Mount {
+                source: dir.to_path_buf(),
+                target: DATA.into(),
+                writable: true,
+            });
+            email = Some(Path::new(DATA).join(name));
+        }
+        // Parents before children, so a read-only root inside the home lands on top.
+        mounts.sort_by_key(|m| m.target.components().count());
+        View {
+            mounts,
+            tools_dirs: inside_dirs,
+            email_db: email,
+        }
+    }
+
+    pub fn mounts(&self) -> &[Mount] {
+        &self.mounts
+    }
+
+    pub fn home(&self) -> &Path {
+        Path::new(USER)
+    }
+
+    pub fn tools_dirs(&self) -> &[PathBuf] {
+        &self.tools_dirs
+    }
+
+    pub fn email_db(&self) -> Option<&Path> {
+        self.email_db.as_deref()
+    }
+
+    /// Where a host path appears inside the sandbox, if it does.
+    pub fn inside(&self, host: &Path) -> Option<PathBuf> {
+        self.mounts
+            .iter()
+            .filter_map(|m| host.strip_prefix(&m.source).ok().map(|rel| (m, rel)))
+            .max_by_key(|(m, _)| m.source.components().count())
+            .map(|(m, rel)| {
+                if rel.as_os_str().is_empty() {
+                    m.target.clone()
+                } else {
+                    m.target.join(rel)
+                }
+            })
+    }
+}
+
+/// A read-write mount of `source` at `target`.
+pub(crate) fn rw(source: PathBuf, target: PathBuf) -> Mount {
+    Mount {
+        source,
+        target,
+        writable: true,
+    }
+}
+
+/// System directories shown read-only at their own paths (or recreated as the same
+/// symlinks, on merged-/usr systems).
+pub const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+
+/// What of /etc a tool may read: name resolution, certificates, time zones, the dynamic
+/// linker's cache. Not passwd or shadow: those are written fresh. Directories and binary
+/// files are bound read-only…
+pub const ETC_BINDS: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+];
+
+/// …and small text files are copied into the sandbox's /etc, which costs no mount.
+pub const ETC_COPIES: &[&str] = &[
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/timezone",
+    "/etc/ld.so.conf",
+    "/etc/ca-certificates.conf",
+    "/etc/os-release",
+    "/etc/debian_version",
+];
+
+pub const PASSWD: &str = "root:x:0:0:officer:/officer/user:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+pub const GROUP: &str = "root:x:0:\nnogroup:x:65534:\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_roots_home_and_cache() {
+        let tmp = tempfile::tempdir().unwrap();
+        let at = |p: &str| tmp.path().join(p.trim_start_matches('/'));
+        for d in ["/srv/tools", "/data/u@x.org/tools", "/opt/more"] {
+            std::fs::create_dir_all(at(d)).unwrap();
+        }
+        let view = View::new(
+            &at("/data/u@x.org"),
+            &[
+                at("/srv/tools"),
+                at("/data/u@x.org/tools"),
+                at("/opt/more"),
+                at("/gone"),
+            ],
+            &at("/root/.cache/toolhost"),
+            Some(&at("/var/mail/emails.db")),
+        );
+        let inside = |p: &str| view.inside(&at(p)).map(|p| p.display().to_string());
+        assert_eq!(
+            inside("/srv/tools/echo/index.ts").unwrap(),
+            "/officer/tools/echo/index.ts"
+        );
+        assert_eq!(inside("/opt/more/x").unwrap(), "/officer/tools-2/x");
+        assert_eq!(
+            inside("/data/u@x.org/tools/t/index.ts").unwrap(),
+            "/officer/user/tools/t/index.ts"
+        );
+        assert_eq!(
+            inside("/data/u@x.org/notes.txt").unwrap(),
+            "/officer/user/notes.txt"
+        );
+        assert_eq!(inside("/data/u@x.org").unwrap(), "/officer/user");
+        assert_eq!(
+            inside("/root/.cache/toolhost/h/harness.mjs").unwrap(),
+            "/run/toolhost/cache/h/harness.mjs"
+        );
+        assert_eq!(inside("/data/other@x.org/notes.txt"), None);
+        assert_eq!(inside("/etc/shadow"), None);
+        assert_eq!(
+            view.email_db().unwrap(),
+            Path::new("/officer/data/emails.db")
+        );
+        let dirs: Vec<_> = view
+            .tools_dirs()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(
+            dirs,
+            ["/officer/tools", "/officer/user/tools", "/officer/tools-2"]
+        );
+        // The user's tool root is mounted after (on top of) the home.
+        let order: Vec<_> = view
+            .mounts()
+            .iter()
+            .map(|m| m.target.display().to_string())
+            .collect();
+        let home = order.iter().position(|t| t == "/officer/user").unwrap();
+        let tools = order
+            .iter()
+            .position(|t| t == "/officer/user/tools")
+            .unwrap();
+        assert!(home < tools);
+    }
+}

@@ -1,0 +1,90 @@
+//! What the host asks the sandbox helper to build: the one message between the two sides.
+//!
+//! The host (multi-threaded, async) describes the sandbox; the helper (the `toolhost`
+//! binary in a fresh single-threaded process) builds it and runs the tool inside. The
+//! spec travels on the helper's stdin as one frame (a little-endian u64 length, then
+//! JSON); whatever follows on stdin is the tool's.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The argument that starts the helper's first stage.
+pub const EXEC_MODE: &str = "__sandbox-exec";
+/// Exit status of a helper that could not build the sandbox.
+pub const SETUP_FAILED: i32 = 125;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Spec {
+    /// The program to run, as a path inside the sandbox.
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Working directory, inside the sandbox.
+    pub cwd: PathBuf,
+    /// Host uid and gid the tool runs as (mapped to 0 inside its user namespace). Only
+    /// a root host can choose; otherwise they are the host's own.
+    pub uid: u32,
+    pub gid: u32,
+    pub mounts: Vec<Mount>,
+    /// Symbolic links to create in the new root: (path, target).
+    pub links: Vec<(PathBuf, PathBuf)>,
+    /// Files to write into the new root before it turns read-only: (path, content).
+    pub files: Vec<(PathBuf, String)>,
+    pub tmp_bytes: u64,
+    pub limits: Limits,
+    /// Keep the host's network namespace (a tool that declared `network: true`).
+    pub network: bool,
+    /// With the network: the TCP ports the tool may connect to (empty: any).
+    pub tcp_ports: Vec<u16>,
+    /// cgroup directories (one per controller hierarchy) the helper joins; empty when
+    /// the host already moved it (a spare helper).
+    pub cgroups: Vec<PathBuf>,
+    /// The tool's whole environment.
+    pub env: Vec<(String, String)>,
+    pub landlock: bool,
+    pub seccomp: bool,
+    pub hostname: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mount {
+    /// Host path, opened by the first stage before it gives up its privileges.
+    pub source: PathBuf,
+    /// Path inside the sandbox.
+    pub target: PathBuf,
+    pub writable: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Limits {
+    pub processes: Option<u64>,
+    pub open_files: Option<u64>,
+    pub file_size: Option<u64>,
+    pub cpu_seconds: Option<u64>,
+}
+
+/// Reads the spec frame from stdin, byte-exact: what follows belongs to the tool.
+pub(super) fn read_frame() -> Result<String, String> {
+    const MAX: u64 = 16 * 1024 * 1024;
+    let mut len = [0u8; 8];
+    read_exact(&mut len)?;
+    let len = u64::from_le_bytes(len);
+    if len > MAX {
+        return Err(format!("a {len}-byte sandbox spec is too large"));
+    }
+    let mut json = vec![0u8; usize::try_from(len).map_err(|e| e.to_string())?];
+    read_exact(&mut json)?;
+    String::from_utf8(json).map_err(|e| format!("the sandbox spec is not UTF-8: {e}"))
+}
+
+fn read_exact(mut buf: &mut [u8]) -> Result<(), String> {
+    while !buf.is_empty() {
+        match rustix::io::read(rustix::stdio::stdin(), &mut *buf) {
+            Ok(0) => return Err("stdin closed before the sandbox spec arrived".into()),
+            Ok(n) => buf = &mut buf[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(format!("reading the sandbox spec: {e}")),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! The helper's first stage: runs in the host's namespaces, still with the host's
+//! credentials. It joins the cgroups, clones every mount source while it can still reach
+//! them, becomes the tool's unprivileged uid, creates the namespaces, maps the uid, and
+//! forks the second stage, which is PID 1 of the new PID namespace.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+
+use rustix::mount::OpenTreeFlags;
+use rustix::process::{Signal, WaitOptions};
+use rustix::thread::UnshareFlags;
+
+use super::fds::{self, Forked};
+use super::spec::Spec;
+use super::stage2;
+
+/// Runs the first stage and returns the exit status to leave with (or re-raises the
+/// signal that ended the tool).
+pub(super) fn run(json: &str) -> Result<i32, String> {
+    let spec: Spec =
+        serde_json::from_str(json).map_err(|e| format!("invalid sandbox spec: {e}"))?;
+
+    for cg in &spec.cgroups {
+        let procs = cg.join("cgroup.procs");
+        std::fs::write(&procs, format!("{}\n", std::process::id()))
+            .map_err(|e| format!("cannot join cgroup {}: {e}", cg.display()))?;
+    }
+
+    // A root host clones each source as a detached mount now, while it can still reach
+    // it (the new uid may not: a cache under /root, a private temporary directory); the
+    // second stage attaches them. An unprivileged host keeps its uid, so the second
+    // stage binds the paths themselves.
+    let mut sources: Vec<OwnedFd> = Vec::with_capacity(spec.mounts.len());
+    if rustix::process::getuid().is_root() {
+        for m in &spec.mounts {
+            let fd = rustix::mount::open_tree(
+                rustix::fs::CWD,
+                &m.source,
+                OpenTreeFlags::OPEN_TREE_CLONE
+                    | OpenTreeFlags::AT_RECURSIVE
+                    | OpenTreeFlags::OPEN_TREE_CLOEXEC,
+            )
+            .map_err(|e| format!("cannot open {}: {e}", m.source.display()))?;
+            sources.push(fd);
+        }
+    }
+
+    let (uid, gid) = become_tool_user(spec.uid, spec.gid)?;
+    // Changing credentials made /proc/self root's; the uid and gid maps below are
+    // written through it. (No parent-death signal here: it follows the host *thread*
+    // that spawned us, which may retire. The host kills us by process group instead.)
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable)
+        .map_err(|e| format!("prctl(PR_SET_DUMPABLE): {e}"))?;
+
+    let mut flags = UnshareFlags::NEWUSER
+        | UnshareFlags::NEWNS
+        | UnshareFlags::NEWPID
+        | UnshareFlags::NEWIPC
+        | UnshareFlags::NEWUTS
+        | UnshareFlags::NEWCGROUP;
+    if !spec.network {
+        flags |= UnshareFlags::NEWNET;
+    }
+    fds::unshare(flags).map_err(|e| format!("unshare({flags:?}): {e}"))?;
+    write_map("/proc/self/setgroups", "deny")?;
+    write_map("/proc/self/uid_map", &format!("0 {uid} 1\n"))?;
+    write_map("/proc/self/gid_map", &format!("0 {gid} 1\n"))?;
+
+    // The first child after unshare(CLONE_NEWPID) is PID 1 of the new namespace. A fork,
+    // not a new exec of this large binary: that would cost milliseconds for nothing.
+    let init = match fds::fork()? {
+        Forked::Child => {
+            let code = match stage2::run(&spec, sources) {
+                Ok(code) => code,
+                Err(why) => {
+                    eprintln!("toolhost sandbox: {why}");
+                    super::spec::SETUP_FAILED
+                }
+            };
+            std::process::exit(code);
+        }
+        Forked::Parent(pid) => pid,
+    };
+    drop(sources);
+    let status = loop {
+        match rustix::process::waitpid(Some(init), WaitOptions::empty()) {
+            Ok(Some((_, status))) => break status,
+            Ok(None) | Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(format!("waiting for the sandbox: {e}")),
+        }
+    };
+    let status = std::process::ExitStatus::from_raw(status.as_raw() as i32);
+
+    // PID 1 reports a tool killed by signal N as 128 + N; pass the signal on so the host
+    // sees what really happened.
+    let signal = status.signal().or_else(|| {
+        status
+            .code()
+            .filter(|c| (129..=192).contains(c))
+            .map(|c| c - 128)
+    });
+    if let Some(sig) = signal.and_then(Signal::from_named_raw) {
+        let _ = rustix::process::kill_process(rustix::process::getpid(), sig);
+    }
+    Ok(status.code().unwrap_or(1))
+}
+
+/// On a root host, drops to the uid and gid chosen for this user. Elsewhere the tool
+/// runs as the host's own uid (an unprivileged host has no other to give).
+fn become_tool_user(uid: u32, gid: u32) -> Result<(u32, u32), String> {
+    let me = rustix::process::getuid();
+    if !me.is_root() || uid == 0 {
+        return Ok((me.as_raw(), rustix::process::getgid().as_raw()));
+    }
+    let (u, g) = (
+        rustix::process::Uid::from_raw(uid),
+        rustix::process::Gid::from_raw(gid),
+    );
+    rustix::thread::set_thread_groups(&[]).map_err(|e| format!("setgroups: {e}"))?;
+    rustix::thread::set_thread_res_gid(g, g, g).map_err(|e| format!("setresgid({gid}): {e}"))?;
+    rustix::thread::set_thread_res_uid(u, u, u).map_err(|e| format!("setresuid({uid}): {e}"))?;
+    Ok((uid, gid))
+}
+
+fn write_map(path: &str, content: &str) -> Result<(), String> {
+    std::fs::write(path, content).map_err(|e| format!("cannot write {path}: {e}"))
+}

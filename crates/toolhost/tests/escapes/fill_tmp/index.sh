@@ -1,0 +1,6 @@
+if err=$(dd if=/dev/zero of=/tmp/fill bs=1M count="$TOOL_PARAM_MB" 2>&1); then
+  echo "wrote $TOOL_PARAM_MB MiB"
+else
+  echo "$err"
+  exit 1
+fi
