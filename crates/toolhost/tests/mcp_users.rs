@@ -53,7 +53,10 @@ fn tokens_map_requests_to_users_with_their_own_tools_and_homes() {
     .unwrap();
     std::fs::write(
         own.join("echo/index.ts"),
-        "export async function execute(_id: string, p: { text: string }) {\n  return `ada: ${p.text} in ${process.env.HOME}`;\n}\n",
+        "import { writeFileSync } from 'node:fs';\n\
+         export async function execute(_id: string, p: { text: string }) {\n\
+         writeFileSync(`${process.env.HOME}/ran-here`, 'ada');\n\
+         return `ada: ${p.text}`;\n}\n",
     )
     .unwrap();
     let config = f.dir.path().join("toolhost.toml");
@@ -102,12 +105,9 @@ fn tokens_map_requests_to_users_with_their_own_tools_and_homes() {
         "{bob_list}"
     );
     let r = ada_s.post(&call(3, "echo", json!({"text": "hi"})));
-    let home = f.data().join(ada);
-    assert!(
-        r.body.contains(&format!("ada: hi in {}", home.display())),
-        "{}",
-        r.body
-    );
+    assert!(r.body.contains(r#""text":"ada: hi""#), "{}", r.body);
+    // Her call ran in her home (whatever path the sandbox shows it at).
+    assert!(f.data().join(ada).join("ran-here").is_file());
     let r = bob_s.post(&call(3, "echo", json!({"text": "hi"})));
     assert!(r.body.contains(r#""text":"hi""#), "{}", r.body);
     // A session is no way into another user's tools: each request's token decides.
