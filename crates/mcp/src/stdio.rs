@@ -22,7 +22,8 @@ pub async fn serve_stdio(
 ) -> Result<(), rmcp::service::ServerInitializeError> {
     let session = server.session();
     let gone = session.session_token();
-    let (stdin, stdout) = rmcp::transport::stdio();
+    // Pipes (what clients give their servers) are read without a blocking thread per read.
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let stdin = EofSignal {
         inner: stdin,
         eof: gone.clone(),
