@@ -129,8 +129,8 @@ try {
   row('stdio round trip: TS SDK peer', peerS);
   row('stdio round trip: toolhost mcp', thS, peerS);
 
-  const peer = await startHttp(process.execPath, [join(here, 'peer_server.mjs'), 'http'], /listening on (\d+)/);
-  const th = await startHttp(toolhost, ['serve', '--listen', '127.0.0.1:0', '--tools-dir', tools], /serving MCP at (\S+)/);
+  const peer = await startHttp(process.execPath, [join(here, 'peer_server.mjs'), 'http'], /listening on (\d+)\n/);
+  const th = await startHttp(toolhost, ['serve', '--listen', '127.0.0.1:0', '--tools-dir', tools], /serving MCP at (\S+) /);
   try {
     const pc = await connect(new StreamableHTTPClientTransport(new URL(peer.url)));
     const peerH = await roundTrips(pc);
