@@ -75,7 +75,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let runtime = Runtime::new(config.runtime, env)?;
+        let mut config = config.runtime;
+        // One call, then exit: helpers started ahead of need would only cost.
+        config.sandbox.spares = 0;
+        let runtime = Runtime::new(config, env)?;
         let mut call = runtime.call(CallRequest {
             tool: ToolRef::Folder(tool),
             args: params,
