@@ -18,4 +18,4 @@ pub mod watch;
 pub use catalog::{Catalog, CatalogEvent, EventKind, ResolvedTool, Tool};
 pub use error::CatalogError;
 pub use hash::ContentHash;
-pub use roots::{Root, RootOrigin, RootsConfig};
+pub use roots::{Root, RootOrigin, RootsConfig, validate_user};

@@ -102,7 +102,19 @@ pub struct UserSpace {
 impl ToolEnv {
     /// The full environment of a tool process run for `space`, without a sandbox.
     pub fn for_user(&self, space: &UserSpace) -> Vec<(String, String)> {
-        self.build(&space.home, &self.tools_dirs, None)
+        self.build(&space.home, &self.roots_for(space), None)
+    }
+
+    /// The tool roots a call for `space` sees: the runtime's, then the user's own
+    /// `HOME/tools` (the seed's `DATA_PATH/EMAIL/tools`) when it exists and is not among
+    /// them, so that a server for many users can run each one's own tools.
+    pub fn roots_for(&self, space: &UserSpace) -> Vec<PathBuf> {
+        let mut dirs = self.tools_dirs.clone();
+        let own = space.home.join("tools");
+        if !dirs.contains(&own) && own.is_dir() {
+            dirs.push(own);
+        }
+        dirs
     }
 
     /// The same inside a sandbox: the seed's paths (`/officer/user`, `/officer/tools`…).

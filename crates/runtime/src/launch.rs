@@ -66,13 +66,9 @@ impl Launcher {
             };
             return spawn(p.program, &args, env, p.cwd, stdin);
         };
-        let view = View::new(
-            &p.space.home,
-            &p.env.tools_dirs,
-            &self.cache_dir,
-            p.env.email_db(),
-        );
-        sandbox.prepare_home(&p.space.home, &p.space.user, &p.env.tools_dirs)?;
+        let roots = p.env.roots_for(p.space);
+        let view = View::new(&p.space.home, &roots, &self.cache_dir, p.env.email_db());
+        sandbox.prepare_home(&p.space.home, &p.space.user, &roots)?;
         let mut env = p.env.for_view(&view);
         env.extend(p.extra_env);
         let spec = sandbox.spec(

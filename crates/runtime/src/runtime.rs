@@ -534,7 +534,7 @@ async fn start(
                     p.insert(tool.dir.clone(), version.clone());
                 }
             }
-            in_view(inner, tool)?;
+            in_view(inner, tool, &req.user)?;
             let network = network_for(inner, tool);
             let worker = inner.pool.acquire(&req.user, network).await?;
             Ok(worker.start_call(&tool.entry.path, &version, call_id, args, secrets, cap))
@@ -564,10 +564,19 @@ async fn start(
     }
 }
 
-/// A sandboxed worker sees the runtime's tool roots only (`ToolEnv::tools_dirs`).
-fn in_view(inner: &Inner, tool: &toolhost_catalog::Tool) -> Result<(), RuntimeError> {
+/// A sandboxed worker sees the runtime's tool roots and its user's own
+/// (`ToolEnv::roots_for`) only.
+fn in_view(
+    inner: &Inner,
+    tool: &toolhost_catalog::Tool,
+    space: &UserSpace,
+) -> Result<(), RuntimeError> {
     if inner.launcher.sandbox.is_none()
-        || inner.env.tools_dirs.iter().any(|d| tool.dir.starts_with(d))
+        || inner
+            .env
+            .roots_for(space)
+            .iter()
+            .any(|d| tool.dir.starts_with(d))
     {
         return Ok(());
     }

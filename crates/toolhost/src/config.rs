@@ -3,9 +3,10 @@
 //! Found at `--config PATH`, else `$TOOLHOST_CONFIG`, else `./toolhost.toml`; absent means
 //! every default. Sections: `[runtime]` (limits and executables), `[env]` (the variables
 //! tools get, such as `OFFICER_APIFY_TOKEN`), `[resources.NAME]` (passed to tools as the
-//! JSON object `OFFICER_RESOURCES`), `[sandbox]` (isolation of tool processes); for tool
-//! sets (see `toolhost_toolsets::config`): `[agents.ID]`, `[mcp_servers.NAME]`,
-//! `[plugins.NAME]`, `[turns]`, `[tool_sets.ID]`.
+//! JSON object `OFFICER_RESOURCES`), `[sandbox]` (isolation of tool processes), `[serve]`
+//! (how `toolhost serve` listens, and its users' tokens); for tool sets (see
+//! `toolhost_toolsets::config`): `[agents.ID]`, `[mcp_servers.NAME]`, `[plugins.NAME]`,
+//! `[turns]`, `[tool_sets.ID]`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,35 @@ pub struct ConfigFile {
     pub turns: TurnSettings,
     #[serde(default)]
     pub tool_sets: BTreeMap<String, SetSettings>,
+    #[serde(default)]
+    pub serve: ServeConfig,
+}
+
+/// `[serve]`: how `toolhost serve` listens and whom it lets in.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeConfig {
+    /// `--listen` overrides it.
+    pub listen: Option<String>,
+    /// `Host` values accepted besides loopback names (for a server behind a hostname).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted besides loopback ones.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// `[[serve.tokens]]`: with none, one default user and loopback only.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// One bearer token: only its SHA-256 is stored.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The user (email) requests with this token act as.
+    pub user: String,
+    /// `toolhost token hash` prints it.
+    pub sha256: String,
 }
 
 impl ConfigFile {
@@ -74,6 +104,15 @@ impl ConfigFile {
                     path.display()
                 );
             }
+        }
+        for (i, t) in config.serve.tokens.iter().enumerate() {
+            let at = format!("{}: [[serve.tokens]] #{}", path.display(), i + 1);
+            if !toolhost_mcp::tokens::is_token_hash(&t.sha256) {
+                bail!(
+                    "{at}: sha256 must be 64 hex digits (the token's SHA-256, from `toolhost token hash`), not the token itself"
+                );
+            }
+            toolhost_catalog::validate_user(&t.user).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
         }
         config.runtime.sandbox = config.sandbox.clone();
         Ok(config)
@@ -162,5 +201,20 @@ resolve_timeout = 1
         )
         .unwrap_err();
         assert!(e.to_string().contains("exactly one of"), "{e}");
+    }
+
+    #[test]
+    fn serve_tokens_hold_hashes_of_valid_users() {
+        let hash = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let ok = format!(
+            "[serve]\nlisten = \"0.0.0.0:7878\"\n[[serve.tokens]]\nuser = \"ada@example.com\"\nsha256 = \"{hash}\"\n"
+        );
+        let c = ConfigFile::parse(Path::new("t.toml"), &ok).unwrap();
+        assert_eq!(c.serve.tokens[0].user, "ada@example.com");
+        let plain = ok.replace(hash, "abc");
+        let e = ConfigFile::parse(Path::new("t.toml"), &plain).unwrap_err();
+        assert!(e.to_string().contains("#1: sha256 must be 64 hex"), "{e}");
+        let escape = ok.replace("ada@example.com", "../etc");
+        assert!(ConfigFile::parse(Path::new("t.toml"), &escape).is_err());
     }
 }

@@ -5,6 +5,7 @@ mod cmd;
 mod config;
 mod output;
 mod registry;
+mod users;
 
 use std::process::ExitCode;
 
@@ -47,6 +48,12 @@ enum Command {
     Resolve(cmd::resolve::Args),
     /// Explain why a tool is or is not visible to an agent.
     Doctor(cmd::doctor::Args),
+    /// Serve the catalog to one MCP client on stdin/stdout (for a client's config).
+    Mcp(cmd::mcp::Args),
+    /// Run the server: MCP over Streamable HTTP at /mcp (127.0.0.1:7878 by default).
+    Serve(cmd::serve::Args),
+    /// Make and hash bearer tokens for `serve`.
+    Token(cmd::token::Args),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +74,9 @@ fn main() -> ExitCode {
         Command::Plugins(args) => cmd::plugins::run(args),
         Command::Resolve(args) => cmd::resolve::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
+        Command::Mcp(args) => cmd::mcp::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Token(args) => cmd::token::run(args),
     };
     match result {
         Ok(code) => code,
@@ -79,8 +89,10 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr (stdout carries command output, and later the MCP stdio stream).
 fn init_logging() {
+    // rmcp logs every JSON-RPC error response (unknown tool, cancelled call) as a warning;
+    // those are answers to clients, not problems of the host.
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
-use toolhost_runtime::{CallEvent, CallRequest, Runtime, ToolEnv, ToolRef, UserSpace};
+use toolhost_runtime::{CallEvent, CallRequest, Runtime, ToolEnv, ToolRef};
 
 use crate::catalog_args::CatalogArgs;
 use crate::config::ConfigFile;
+use crate::users::user_space;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -68,7 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         resources: config.resources_json(),
         tools_dirs: catalog.roots().iter().map(|r| r.path.clone()).collect(),
     };
-    let user = user_space(&args.catalog);
+    let user = user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref());
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -146,28 +147,6 @@ fn parse_params(json: Option<&str>, pairs: &[String]) -> Result<Value> {
         }
     }
     Ok(Value::Object(map))
-}
-
-/// Whose call this is: with `--data` and `--user`, that user's data folder is the tools'
-/// home, as in the seed's layout; otherwise a per-user folder under Toolhost's data dir.
-fn user_space(catalog: &CatalogArgs) -> UserSpace {
-    let user = catalog.user.clone().unwrap_or_else(|| "default".into());
-    let home = match (&catalog.data, &catalog.user) {
-        (Some(data), Some(u)) => data.join(u),
-        (Some(data), None) => data.join("default"),
-        _ => data_home().join("users").join(&user),
-    };
-    UserSpace { user, home }
-}
-
-fn data_home() -> PathBuf {
-    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d).join("toolhost");
-    }
-    match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
-        Some(h) => PathBuf::from(h).join(".local/share/toolhost"),
-        None => std::env::temp_dir().join("toolhost-data"),
-    }
 }
 
 /// Edit distance, for "did you mean".

@@ -1,0 +1,155 @@
+// MCP round trips: Toolhost (stdio and HTTP) against the same trivial tool served by a
+// minimal server on the official TypeScript SDK, measured in one run with the same client;
+// then throughput with 32 concurrent HTTP clients. Prints p50, p99 and calls per second.
+//
+//   node benches/mcp/bench.mjs [--calls N] [--clients 32]   (see benches/mcp.sh)
+import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Client, StdioClientTransport, StreamableHTTPClientTransport } from './sdk.mjs';
+
+// The SDK's HTTP client adds an abort listener per request to one long-lived signal.
+setMaxListeners(0);
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const repo = join(here, '../..');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const CALLS = arg('calls', 2000);
+const CLIENTS = arg('clients', 32);
+const PER_CLIENT = arg('per-client', 200);
+const toolhost = process.env.TOOLHOST_BIN ?? join(repo, 'target/release/toolhost');
+
+const work = mkdtempSync(join(tmpdir(), 'toolhost-mcp-bench-'));
+const tools = join(work, 'tools');
+cpSync(join(repo, 'crates/toolhost/tests/fixtures/mcp-tools/echo'), join(tools, 'echo'), {
+  recursive: true,
+});
+const env = {
+  ...process.env,
+  XDG_CACHE_HOME: join(work, 'cache'),
+  XDG_DATA_HOME: join(work, 'data'),
+  TOOLHOST_LOG: 'error',
+};
+delete env.PI_TOOLS_DIRS;
+delete env.TOOLHOST_CONFIG;
+
+/** Starts a server that prints its URL (or port) to stderr; resolves with the URL. */
+function startHttp(command, args, pattern) {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stderr.on('data', (d) => {
+      seen += d;
+      const m = seen.match(pattern);
+      if (m) resolve({ child, url: m[1].startsWith('http') ? m[1] : `http://127.0.0.1:${m[1]}/mcp` });
+    });
+    child.on('exit', (code) => reject(new Error(`${command} exited (${code}): ${seen}`)));
+  });
+}
+
+async function connect(transport) {
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+const echo = (client, i) => client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
+
+function stats(latencies, wallMs) {
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99), perSec: (latencies.length / wallMs) * 1000 };
+}
+
+/** Sequential round trips on one connection. */
+async function roundTrips(client) {
+  for (let i = 0; i < 200; i++) await echo(client, i); // warm up: worker, caches, JIT
+  const lat = [];
+  const start = performance.now();
+  for (let i = 0; i < CALLS; i++) {
+    const t = performance.now();
+    const r = await echo(client, i);
+    lat.push(performance.now() - t);
+    if (r.content[0].text !== `call ${i}`) throw new Error(`wrong result ${JSON.stringify(r)}`);
+  }
+  return stats(lat, performance.now() - start);
+}
+
+/** CLIENTS sessions calling at once, PER_CLIENT calls each. */
+async function throughput(url) {
+  const clients = await Promise.all(
+    Array.from({ length: CLIENTS }, () => connect(new StreamableHTTPClientTransport(new URL(url)))),
+  );
+  await Promise.all(clients.map(async (c) => { for (let i = 0; i < 20; i++) await echo(c, i); }));
+  const lat = [];
+  const start = performance.now();
+  await Promise.all(
+    clients.map(async (c) => {
+      for (let i = 0; i < PER_CLIENT; i++) {
+        const t = performance.now();
+        await echo(c, i);
+        lat.push(performance.now() - t);
+      }
+    }),
+  );
+  const s = stats(lat, performance.now() - start);
+  await Promise.all(clients.map((c) => c.close()));
+  return s;
+}
+
+const rows = [];
+const row = (name, s, base) =>
+  rows.push({
+    name,
+    'p50 ms': s.p50.toFixed(3),
+    'p99 ms': s.p99.toFixed(3),
+    'calls/s': Math.round(s.perSec),
+    'p50 vs peer': base ? (s.p50 / base.p50).toFixed(2) : '',
+    'calls/s vs peer': base ? (s.perSec / base.perSec).toFixed(2) : '',
+  });
+
+try {
+  const peerStdio = await connect(
+    new StdioClientTransport({ command: process.execPath, args: [join(here, 'peer_server.mjs'), 'stdio'], env }),
+  );
+  const peerS = await roundTrips(peerStdio);
+  await peerStdio.close();
+  const thStdio = await connect(
+    new StdioClientTransport({ command: toolhost, args: ['mcp', '--tools-dir', tools], env }),
+  );
+  const thS = await roundTrips(thStdio);
+  await thStdio.close();
+  row('stdio round trip: TS SDK peer', peerS);
+  row('stdio round trip: toolhost mcp', thS, peerS);
+
+  const peer = await startHttp(process.execPath, [join(here, 'peer_server.mjs'), 'http'], /listening on (\d+)\n/);
+  const th = await startHttp(toolhost, ['serve', '--listen', '127.0.0.1:0', '--tools-dir', tools], /serving MCP at (\S+) /);
+  try {
+    const pc = await connect(new StreamableHTTPClientTransport(new URL(peer.url)));
+    const peerH = await roundTrips(pc);
+    await pc.close();
+    const tc = await connect(new StreamableHTTPClientTransport(new URL(th.url)));
+    const thH = await roundTrips(tc);
+    await tc.close();
+    row('HTTP round trip: TS SDK peer', peerH);
+    row('HTTP round trip: toolhost serve', thH, peerH);
+    const peerT = await throughput(peer.url);
+    const thT = await throughput(th.url);
+    row(`HTTP, ${CLIENTS} clients: TS SDK peer`, peerT);
+    row(`HTTP, ${CLIENTS} clients: toolhost serve`, thT, peerT);
+  } finally {
+    peer.child.kill();
+    th.child.kill();
+  }
+  console.log(`MCP benchmark: echo tool, ${CALLS} sequential calls per round trip row, ${CLIENTS}×${PER_CLIENT} calls for throughput`);
+  console.table(rows);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

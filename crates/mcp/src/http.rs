@@ -1,0 +1,139 @@
+//! `toolhost serve`'s MCP endpoint: rmcp's Streamable HTTP service at `/mcp`, behind bearer
+//! authentication, with `Host`/`Origin` validation and a body cap.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body::Frame;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::McpServer;
+use crate::tokens::Tokens;
+
+/// Largest request body accepted (413 beyond): generous for tool arguments, bounded.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How `/mcp` is guarded.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// Empty: every request is the server's default caller.
+    pub tokens: Tokens,
+    /// Accepted `Host` values besides the loopback names (DNS-rebinding protection).
+    pub allowed_hosts: Vec<String>,
+    /// Accepted browser `Origin`s besides loopback ones, such as `https://app.example.com`.
+    pub allowed_origins: Vec<String>,
+    /// Stops the endpoint: sessions end and their calls are cancelled.
+    pub stop: CancellationToken,
+}
+
+/// A token that a request's handler finds in its `http::request::Parts` and that fires
+/// when the client drops the response (closes the stream) before it ends.
+#[derive(Clone)]
+pub(crate) struct StreamClosed(pub(crate) CancellationToken);
+
+/// The router serving MCP at `/mcp`.
+pub fn router(server: McpServer, options: HttpOptions) -> axum::Router {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    hosts.extend(options.allowed_hosts);
+    let mut origins: Vec<String> = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    origins.extend(options.allowed_origins);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_cancellation_token(options.stop.child_token());
+    let service: StreamableHttpService<McpServer, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(server.session()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(watch_stream))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(options.tokens),
+            authenticate,
+        ))
+}
+
+/// 401 without a body for a missing or wrong token: the client learns nothing else.
+async fn authenticate(State(tokens): State<Arc<Tokens>>, mut req: Request, next: Next) -> Response {
+    if tokens.is_empty() {
+        return next.run(req).await;
+    }
+    let caller = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| tokens.authenticate(v))
+        .cloned();
+    match caller {
+        Some(caller) => {
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        None => {
+            let mut res = StatusCode::UNAUTHORIZED.into_response();
+            res.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            res
+        }
+    }
+}
+
+/// Cancels the request's [`StreamClosed`] token when the response body is dropped, which
+/// is when the client closes the stream (or after the last byte went out, when the call
+/// has ended anyway).
+async fn watch_stream(mut req: Request, next: Next) -> Response {
+    let closed = CancellationToken::new();
+    req.extensions_mut().insert(StreamClosed(closed.clone()));
+    let res = next.run(req).await;
+    let (parts, body) = res.into_parts();
+    Response::from_parts(
+        parts,
+        Body::new(Guarded {
+            inner: body,
+            _guard: closed.drop_guard(),
+        }),
+    )
+}
+
+struct Guarded {
+    inner: Body,
+    _guard: DropGuard,
+}
+
+impl http_body::Body for Guarded {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}

@@ -1,0 +1,24 @@
+//! The MCP surface: serves a [`ToolSource`] to any MCP client over stdio and Streamable
+//! HTTP, built on rmcp (the official Rust SDK).
+//!
+//! - [`McpServer`] answers `tools/list` (deterministic order, paginated) and `tools/call`
+//!   (through the runtime, with progress and cancellation), and tells clients when the
+//!   tool list changes: `notifications/tools/list_changed` on 2025-11-25 sessions, and on
+//!   `subscriptions/listen` streams for the stateless 2026-07-28 revision.
+//! - [`serve_stdio`] runs one session on stdin/stdout.
+//! - [`http::router`] is the `/mcp` endpoint for `toolhost serve`: bearer tokens map a
+//!   request to its [`Caller`], `Host` and `Origin` are validated, bodies are capped.
+//! - [`CatalogSource`] is the tool source backed by the catalog: global tools, overridden
+//!   per user by `DATA_PATH/EMAIL/tools`, kept current by the catalog's watcher.
+
+mod catalog_source;
+pub mod http;
+mod server;
+mod source;
+mod stdio;
+pub mod tokens;
+
+pub use catalog_source::CatalogSource;
+pub use server::{McpServer, PAGE_SIZE};
+pub use source::{Caller, Change, ToolInfo, ToolSource};
+pub use stdio::serve_stdio;

@@ -1,0 +1,84 @@
+//! `toolhost mcp`: an MCP server on stdio for one user (the catalog flags of `list`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Result;
+use tokio_util::sync::CancellationToken;
+use toolhost_mcp::{Caller, CatalogSource, McpServer};
+use toolhost_runtime::{Runtime, ToolEnv};
+
+use crate::catalog_args::CatalogArgs;
+use crate::config::ConfigFile;
+use crate::users::user_space;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    catalog: CatalogArgs,
+    /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let config = ConfigFile::load(args.config.as_deref())?;
+    let catalog = args.catalog.scan()?;
+    let caller = Caller {
+        space: user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref()),
+    };
+    serving_runtime()?.block_on(async move {
+        // The catalog already holds this user's root (--user): no per-user overlay.
+        let server = server(&config, catalog, None, caller)?;
+        let runtime = server.runtime().clone();
+        let stop = CancellationToken::new();
+        tokio::spawn(cancel_on_signal(stop.clone()));
+        toolhost_mcp::serve_stdio(server, stop).await?;
+        runtime.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// The runtime `mcp` and `serve` run on.
+pub fn serving_runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// An MCP server over `catalog`, run by a runtime configured from `config`. With `data`,
+/// each caller's own tools (`DATA_PATH/EMAIL/tools`) override the catalog's for them.
+pub fn server(
+    config: &ConfigFile,
+    catalog: toolhost_catalog::Catalog,
+    data: Option<PathBuf>,
+    default_caller: Caller,
+) -> Result<McpServer> {
+    let env = ToolEnv {
+        vars: config.env.clone(),
+        resources: config.resources_json(),
+        tools_dirs: catalog.roots().iter().map(|r| r.path.clone()).collect(),
+    };
+    let runtime = Runtime::new(config.runtime.clone(), env)?;
+    let source = Arc::new(CatalogSource::new(catalog, data));
+    Ok(McpServer::new(source, runtime, default_caller))
+}
+
+/// Cancels `stop` on Ctrl-C or SIGTERM, so that running calls are cancelled cleanly.
+pub async fn cancel_on_signal(stop: CancellationToken) {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch for SIGTERM");
+            let _ = tokio::signal::ctrl_c().await;
+            stop.cancel();
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    stop.cancel();
+}

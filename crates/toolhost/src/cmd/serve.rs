@@ -1,0 +1,118 @@
+//! `toolhost serve [--listen ADDR]`: the long-running server, MCP over Streamable HTTP at
+//! `/mcp`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use axum::serve::ListenerExt;
+use tokio_util::sync::CancellationToken;
+use toolhost_mcp::Caller;
+use toolhost_mcp::http::HttpOptions;
+use toolhost_mcp::tokens::Tokens;
+
+use crate::catalog_args::CatalogArgs;
+use crate::cmd::mcp::{cancel_on_signal, server, serving_runtime};
+use crate::config::ConfigFile;
+use crate::users::user_space;
+
+/// Where `serve` listens unless told otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+
+/// How long a shutdown waits for open responses before closing their connections.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    catalog: CatalogArgs,
+    /// Address to listen on (default: `[serve] listen`, else 127.0.0.1:7878). Anything but
+    /// loopback needs `[[serve.tokens]]`.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let config = ConfigFile::load(args.config.as_deref())?;
+    let listen = args
+        .listen
+        .as_deref()
+        .or(config.serve.listen.as_deref())
+        .unwrap_or(DEFAULT_LISTEN);
+    let addr: SocketAddr = listen
+        .parse()
+        .with_context(|| format!("--listen {listen:?} is not an address such as 127.0.0.1:7878"))?;
+    let data = args.catalog.data.clone();
+    let mut tokens = Tokens::default();
+    for t in &config.serve.tokens {
+        let space = user_space(data.as_deref(), Some(&t.user));
+        tokens.insert(&t.sha256, Caller { space });
+    }
+    if tokens.is_empty() && !addr.ip().is_loopback() {
+        bail!(
+            "refusing to listen on {addr} without authentication: add [[serve.tokens]] to toolhost.toml, or listen on 127.0.0.1"
+        );
+    }
+    if !tokens.is_empty() && args.catalog.user.is_some() {
+        bail!(
+            "--user names the one user served without tokens; with [[serve.tokens]] each token names its user"
+        );
+    }
+    let catalog = args.catalog.scan()?;
+    let default_caller = Caller {
+        space: user_space(data.as_deref(), args.catalog.user.as_deref()),
+    };
+    // Per-user tools come from the data layout, for token users only (the default user's
+    // root, with --user, is already in the catalog).
+    let overlay = if tokens.is_empty() { None } else { data };
+    let mut allowed_hosts = config.serve.allowed_hosts.clone();
+    if !addr.ip().is_unspecified() {
+        allowed_hosts.push(addr.ip().to_string());
+    }
+    serving_runtime()?.block_on(async move {
+        let server = server(&config, catalog, overlay, default_caller)?;
+        let runtime = server.runtime().clone();
+        let settle = server.session();
+        let stop = CancellationToken::new();
+        tokio::spawn(cancel_on_signal(stop.clone()));
+        let app = toolhost_mcp::http::router(
+            server,
+            HttpOptions {
+                tokens,
+                allowed_hosts,
+                allowed_origins: config.serve.allowed_origins.clone(),
+                stop: stop.clone(),
+            },
+        );
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let bound = listener.local_addr()?;
+        eprintln!("serving MCP at http://{bound}/mcp (Ctrl-C to stop)");
+        // Small JSON-RPC messages must not wait for delayed ACKs (Nagle): no delay.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+            }
+        });
+        let serving = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.clone().cancelled_owned());
+        // A client that never reads would hold a graceful shutdown open forever.
+        let deadline = async {
+            stop.cancelled().await;
+            tokio::time::sleep(SHUTDOWN_WAIT).await;
+        };
+        tokio::select! {
+            r = serving => r?,
+            () = deadline => tracing::warn!("closing connections that did not finish within {SHUTDOWN_WAIT:?} of shutdown"),
+        }
+        settle.settle_abandoned().await;
+        runtime.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}

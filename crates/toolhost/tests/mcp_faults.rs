@@ -1,0 +1,246 @@
+//! Bad input and faults against `toolhost mcp` and `toolhost serve`: malformed JSON,
+//! unknown methods, wrong types, huge messages, clients that go away mid-call or never
+//! read. Each gets the protocol's error or is dropped; its calls are cancelled (the tool's
+//! abort handler runs); other clients keep being served; no tool process outlives it all.
+#![allow(clippy::unwrap_used)]
+
+#[path = "mcp/common.rs"]
+mod common;
+#[path = "mcp/raw_http.rs"]
+mod raw_http;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{Fixture, Server};
+use raw_http::{MCP_POST, Session, read_until, send};
+use serde_json::{Value, json};
+
+/// `toolhost mcp` with its stdout read line by line on a thread.
+struct Stdio_ {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+}
+
+impl Stdio_ {
+    fn start(f: &Fixture) -> Stdio_ {
+        let mut child = f
+            .toolhost()
+            .args(["mcp", "--data"])
+            .arg(f.data())
+            .args(["--user", "tester"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let line = line.unwrap();
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Stdio_ {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message matching `pred`, skipping others.
+    fn wait(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let msg = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no {what} within 20 s"));
+            if pred(&msg) {
+                return msg;
+            }
+        }
+    }
+
+    fn response(&self, id: u64) -> Value {
+        self.wait(&format!("response {id}"), |m| m["id"] == id)
+    }
+}
+
+fn call(id: u64, name: &str, args: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": args, "_meta": {"progressToken": id}}})
+    .to_string()
+}
+
+#[test]
+fn stdio_answers_bad_input_and_cancels_calls_when_the_client_goes_away() {
+    let f = Fixture::new();
+    let mut s = Stdio_::start(&f);
+    s.send("garbage{");
+    s.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+    assert_eq!(s.response(1)["result"]["serverInfo"]["name"], "toolhost");
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.send("[1, 2");
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
+    assert_eq!(s.response(2)["error"]["code"], -32601);
+    s.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":"x"}}"#);
+    let e = s.response(3);
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    s.send(&call(4, "slow", json!({"steps": "lots"})));
+    let r = s.response(4);
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("steps")
+    );
+    s.send(&call(5, "nope", json!({})));
+    assert_eq!(s.response(5)["error"]["code"], -32602);
+    // Beyond the 8 MiB line cap: dropped without being buffered whole.
+    let huge = call(6, "echo", json!({"text": "a".repeat(9 << 20)}));
+    s.send(&huge);
+    s.send(&call(7, "echo", json!({"text": "still serving"})));
+    let r = s.response(7);
+    assert_eq!(r["result"]["content"][0]["text"], "still serving", "{r}");
+
+    // The client goes away mid-call: the call is cancelled and its abort handler runs.
+    s.send(&call(
+        8,
+        "slow",
+        json!({"steps": 400, "marker": "stdio-gone"}),
+    ));
+    s.wait("progress", |m| m["method"] == "notifications/progress");
+    drop(s.stdin.take());
+    let until = Instant::now() + Duration::from_secs(10);
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < until,
+            "toolhost mcp kept running after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        f.home("tester").join("stdio-gone").exists(),
+        "the abort handler did not run"
+    );
+    f.assert_no_tool_processes();
+}
+
+fn serve(f: &Fixture) -> Server {
+    let mut cmd = f.toolhost();
+    cmd.arg("serve").arg("--data").arg(f.data());
+    Server::start(cmd)
+}
+
+#[test]
+fn http_rejects_malformed_oversized_and_cross_origin_requests() {
+    let f = Fixture::new();
+    let server = serve(&f);
+    let addr = server.addr.as_str();
+
+    let r = send(addr, "POST", MCP_POST, b"garbage{");
+    assert!(
+        (400..500).contains(&r.status),
+        "malformed JSON: {} {}",
+        r.status,
+        r.body
+    );
+    let r = send(addr, "POST", MCP_POST, &vec![b' '; 5 << 20]);
+    assert_eq!(r.status, 413, "a 5 MiB body");
+    let r = send(addr, "POST", &[("Content-Type", "text/plain")], b"{}");
+    assert!(
+        (400..500).contains(&r.status),
+        "wrong content type: {}",
+        r.status
+    );
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let mut evil = MCP_POST.to_vec();
+    evil.push(("Origin", "http://evil.example"));
+    assert_eq!(
+        send(addr, "POST", &evil, init).status,
+        403,
+        "a foreign Origin"
+    );
+    let mut rebinding = MCP_POST.to_vec();
+    rebinding.push(("Host", "evil.example"));
+    assert_eq!(
+        send(addr, "POST", &rebinding, init).status,
+        403,
+        "a foreign Host"
+    );
+    let mut local = MCP_POST.to_vec();
+    local.push(("Origin", "http://localhost:3000"));
+    assert_eq!(
+        send(addr, "POST", &local, init).status,
+        200,
+        "a loopback Origin"
+    );
+
+    // Unknown methods and wrong types inside a session are JSON-RPC errors.
+    let session = Session::open(addr, &[]);
+    let r = session.post(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
+    assert!(r.body.contains("-32601"), "{}", r.body);
+    let r = session.post(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#);
+    assert!(r.body.contains("-32602"), "{}", r.body);
+    let r = session.post(&call(4, "echo", json!({"text": "ok"})));
+    assert!(r.body.contains(r#""text":"ok""#), "{}", r.body);
+}
+
+#[test]
+fn http_client_leaving_mid_call_cancels_it_and_a_client_that_never_reads_harms_no_one() {
+    let f = Fixture::new();
+    let mut server = serve(&f);
+    let addr = server.addr.clone();
+
+    // Closing the stream of a running call fires the tool's abort signal.
+    let session = Session::open(&addr, &[]);
+    let mut conn = session.start(&call(
+        2,
+        "slow",
+        json!({"steps": 400, "marker": "http-gone"}),
+    ));
+    read_until(&mut conn, "step 1 of 400");
+    drop(conn);
+    let marker = f.home("default").join("http-gone");
+    let until = Instant::now() + Duration::from_secs(10);
+    while !marker.exists() {
+        assert!(Instant::now() < until, "the abort handler did not run");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // A client that floods itself with progress and never reads it…
+    let stuck =
+        Session::open(&addr, &[]).start(&call(2, "slow", json!({"steps": 100000, "delay_ms": 0})));
+    std::thread::sleep(Duration::from_millis(500));
+    // …does not stop another client from being served.
+    let other = Session::open(&addr, &[]);
+    for i in 0..5 {
+        let r = other.post(&call(3 + i, "echo", json!({"text": format!("n{i}")})));
+        assert!(r.body.contains(&format!(r#""text":"n{i}""#)), "{}", r.body);
+    }
+    assert!(
+        !f.tool_processes().is_empty(),
+        "the running call's tool process is found (so the orphan check below can fail)"
+    );
+    drop(stuck);
+    assert!(server.stop().success());
+    f.assert_no_tool_processes();
+}
