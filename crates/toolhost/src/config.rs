@@ -28,6 +28,7 @@ pub struct ConfigFile {
     pub resources: toml::Table,
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
