@@ -41,6 +41,12 @@ pub(crate) struct StreamClosed(pub(crate) CancellationToken);
 
 /// The router serving MCP at `/mcp`.
 pub fn router(server: McpServer, options: HttpOptions) -> axum::Router {
+    router_at(vec![("/mcp".to_string(), server)], options)
+}
+
+/// The router serving each server at its path (`/mcp`, `/agents/ID/mcp`, …), all behind
+/// the same authentication and checks.
+pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axum::Router {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"]
         .into_iter()
         .map(String::from)
@@ -57,18 +63,19 @@ pub fn router(server: McpServer, options: HttpOptions) -> axum::Router {
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(options.stop.child_token());
-    let service: StreamableHttpService<McpServer, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(server.session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(watch_stream))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(options.tokens),
-            authenticate,
-        ))
+    let mut router = axum::Router::new();
+    for (path, server) in servers {
+        let service: StreamableHttpService<McpServer, LocalSessionManager> =
+            StreamableHttpService::new(
+                move || Ok(server.session()),
+                Arc::new(LocalSessionManager::default()),
+                config.clone(),
+            );
+        router = router.nest_service(&path, service);
+    }
+    router.layer(axum::middleware::from_fn(watch_stream)).layer(
+        axum::middleware::from_fn_with_state(Arc::new(options.tokens), authenticate),
+    )
 }
 
 /// 401 without a body for a missing or wrong token: the client learns nothing else.

@@ -10,7 +10,10 @@
 //!   request to its [`Caller`], `Host` and `Origin` are validated, bodies are capped.
 //! - [`CatalogSource`] is the tool source backed by the catalog: global tools, overridden
 //!   per user by `DATA_PATH/EMAIL/tools`, kept current by the catalog's watcher.
+//! - [`AgentSource`] serves an agent's resolved tool sets (one turn per caller, begun by
+//!   their `tools/list`).
 
+mod agent_source;
 mod catalog_source;
 pub mod http;
 mod server;
@@ -18,6 +21,7 @@ mod source;
 mod stdio;
 pub mod tokens;
 
+pub use agent_source::AgentSource;
 pub use catalog_source::CatalogSource;
 pub use server::{McpServer, PAGE_SIZE};
 pub use source::{Caller, Change, ToolInfo, ToolSource};

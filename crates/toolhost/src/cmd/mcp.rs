@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
-use toolhost_mcp::{Caller, CatalogSource, McpServer};
+use toolhost_mcp::{AgentSource, Caller, CatalogSource, McpServer};
 use toolhost_runtime::{Runtime, ToolEnv};
 
 use crate::catalog_args::CatalogArgs;
@@ -20,24 +20,73 @@ pub struct Args {
     /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
+    /// Serve this agent's resolved tool sets (`[agents.ID]` in toolhost.toml: plugins,
+    /// tool roots, MCP servers) instead of the catalog.
+    #[arg(long, value_name = "ID")]
+    agent: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let config = ConfigFile::load(args.config.as_deref())?;
-    let catalog = args.catalog.scan()?;
     let caller = Caller {
         space: user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref()),
     };
     serving_runtime()?.block_on(async move {
-        // The catalog already holds this user's root (--user): no per-user overlay.
-        let server = server(&config, catalog, None, caller)?;
+        let mut registry = None;
+        let server = match &args.agent {
+            Some(agent) => {
+                let roots = args.catalog.roots_if_any()?;
+                let (reg, catalog) = crate::registry::boot(&config, roots)?;
+                let reg = Arc::new(reg);
+                let runtime = Runtime::new(config.runtime.clone(), tool_env(&config, &catalog))?;
+                let server = agent_server(&reg, agent, catalog, runtime, caller)?;
+                registry = Some(reg);
+                server
+            }
+            // The catalog already holds this user's root (--user): no per-user overlay.
+            None => server(&config, args.catalog.scan()?, None, caller)?,
+        };
         let runtime = server.runtime().clone();
         let stop = CancellationToken::new();
         tokio::spawn(cancel_on_signal(stop.clone()));
         toolhost_mcp::serve_stdio(server, stop).await?;
         runtime.shutdown().await;
+        if let Some(registry) = registry {
+            registry.shutdown().await;
+        }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The environment of tools run for the registry's catalog.
+pub fn tool_env(
+    config: &ConfigFile,
+    catalog: &std::sync::RwLock<toolhost_catalog::Catalog>,
+) -> ToolEnv {
+    let roots = catalog
+        .read()
+        .map(|c| c.roots().iter().map(|r| r.path.clone()).collect())
+        .unwrap_or_default();
+    ToolEnv {
+        vars: config.env.clone(),
+        resources: config.resources_json(),
+        tools_dirs: roots,
+    }
+}
+
+/// An MCP server over `agent`'s resolved tool sets, run by `runtime`.
+pub fn agent_server(
+    registry: &Arc<toolhost_toolsets::Registry>,
+    agent: &str,
+    catalog: Arc<std::sync::RwLock<toolhost_catalog::Catalog>>,
+    runtime: Runtime,
+    default_caller: Caller,
+) -> Result<McpServer> {
+    if !registry.config().agents.contains_key(agent) {
+        anyhow::bail!("no agent `{agent}` in toolhost.toml ([agents.ID])");
+    }
+    let source = Arc::new(AgentSource::new(Arc::clone(registry), agent, catalog));
+    Ok(McpServer::new(source, runtime, default_caller))
 }
 
 /// The runtime `mcp` and `serve` run on.

@@ -14,7 +14,7 @@ use toolhost_mcp::http::HttpOptions;
 use toolhost_mcp::tokens::Tokens;
 
 use crate::catalog_args::CatalogArgs;
-use crate::cmd::mcp::{cancel_on_signal, server, serving_runtime};
+use crate::cmd::mcp::{agent_server, cancel_on_signal, server, serving_runtime};
 use crate::config::ConfigFile;
 use crate::users::user_space;
 
@@ -74,14 +74,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if !addr.ip().is_unspecified() {
         allowed_hosts.push(addr.ip().to_string());
     }
+    let roots = catalog.roots().to_vec();
     serving_runtime()?.block_on(async move {
-        let server = server(&config, catalog, overlay, default_caller)?;
+        let server = server(&config, catalog, overlay, default_caller.clone())?;
         let runtime = server.runtime().clone();
         let settle = server.session();
+        let mut endpoints = vec![("/mcp".to_string(), server)];
+        // Each agent of toolhost.toml gets its own endpoint, serving its resolved tool sets.
+        let mut registry = None;
+        if !config.agents.is_empty() {
+            let (reg, shared) = crate::registry::boot(&config, roots)?;
+            let reg = std::sync::Arc::new(reg);
+            for agent in config.agents.keys() {
+                let server = agent_server(
+                    &reg,
+                    agent,
+                    std::sync::Arc::clone(&shared),
+                    runtime.clone(),
+                    default_caller.clone(),
+                )?;
+                endpoints.push((format!("/agents/{agent}/mcp"), server));
+            }
+            registry = Some(reg);
+        }
         let stop = CancellationToken::new();
         tokio::spawn(cancel_on_signal(stop.clone()));
-        let app = toolhost_mcp::http::router(
-            server,
+        let paths: Vec<String> = endpoints.iter().map(|(p, _)| p.clone()).collect();
+        let app = toolhost_mcp::http::router_at(
+            endpoints,
             HttpOptions {
                 tokens,
                 allowed_hosts,
@@ -94,6 +114,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("cannot listen on {addr}"))?;
         let bound = listener.local_addr()?;
         eprintln!("serving MCP at http://{bound}/mcp (Ctrl-C to stop)");
+        for path in paths.iter().skip(1) {
+            eprintln!("  and an agent's tools at http://{bound}{path}");
+        }
         // Small JSON-RPC messages must not wait for delayed ACKs (Nagle): no delay.
         let listener = listener.tap_io(|tcp| {
             if let Err(e) = tcp.set_nodelay(true) {
@@ -113,6 +136,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         settle.settle_abandoned().await;
         runtime.shutdown().await;
+        if let Some(registry) = registry {
+            registry.shutdown().await;
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -1,0 +1,248 @@
+//! `toolhost mcp --agent ID` serves the agent's resolved tool sets: plugin tools and folder
+//! tools alike, with the agent's deny list applied, each call through the runtime.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+const CONFIG: &str = r#"
+[agents.helper]
+grants = [
+  { tool_set = "time" },
+  { tool_set = "examples", deny = ["hash"] },
+]
+"#;
+
+fn toolhost(dir: &Path) -> Command {
+    toolhost_with(dir, "mcp")
+}
+
+fn toolhost_with(dir: &Path, subcommand: &str) -> Command {
+    let config = dir.join("toolhost.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    cmd.env_remove("PI_TOOLS_DIRS")
+        .env_remove("TOOLHOST_CONFIG")
+        .env_remove("TOOLHOST_PLUGINS")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .arg(subcommand)
+        .arg("--config")
+        .arg(&config)
+        .arg("--tools-dir")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tools"));
+    cmd
+}
+
+#[test]
+fn an_agent_gets_its_resolved_tool_sets_over_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = toolhost(dir.path())
+        .args(["--agent", "helper"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |msg: Value| -> Value {
+        writeln!(stdin, "{msg}").unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    ask(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    let list = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "convert_timezone",
+            "file_search",
+            "get_current_time",
+            "json_query",
+            "text_stats"
+        ],
+        "the agent's grants, minus its deny list, in name order"
+    );
+    // A folder tool, run in the sandbox by the runtime.
+    let r = ask(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "text_stats", "arguments": {"text": "One two. Three four five."}}}),
+    );
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Words: 5"),
+        "{r}"
+    );
+    // A native tool of the utilities plugin.
+    let r = ask(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "convert_timezone",
+        "arguments": {"time": "2026-01-15 12:00", "from_timezone": "UTC", "to_timezone": "Asia/Tokyo"}}}),
+    );
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert!(r.to_string().contains("21:00"), "{r}");
+    // Denied to this agent: not a tool it can call.
+    let r = ask(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "hash", "arguments": {"text": "x"}}}),
+    );
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool"),
+        "{r}"
+    );
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn an_unknown_agent_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolhost(dir.path())
+        .args(["--agent", "nobody"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no agent `nobody`"), "{stderr}");
+}
+
+/// One HTTP request to `path`; the JSON-RPC message of the answer (plain or as an SSE
+/// event) and the session id, if any.
+fn post(
+    addr: &str,
+    path: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> (Option<Value>, Option<String>) {
+    use std::io::Read;
+    let body = body.to_string();
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        head += &format!("Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    }
+    conn.write_all(format!("{head}\r\n{body}").as_bytes())
+        .unwrap();
+    let mut raw = String::new();
+    conn.read_to_string(&mut raw).unwrap();
+    let (headers, rest) = raw.split_once("\r\n\r\n").unwrap();
+    assert!(headers.starts_with("HTTP/1.1 2"), "{raw}");
+    let session = headers.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| v.trim().to_string())
+    });
+    let message = rest
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:").map(str::trim).or(Some(l.trim())))
+        .find_map(|l| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .filter(|v| v.get("jsonrpc").is_some())
+        });
+    (message, session)
+}
+
+#[test]
+fn serve_gives_each_agent_an_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = toolhost_with(dir.path(), "serve")
+        .args(["--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut addr = None;
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(url) = line.split("serving MCP at http://").nth(1) {
+            addr = url.split('/').next().map(str::to_string);
+        }
+        if line.contains("/agents/helper/mcp") {
+            break;
+        }
+        line.clear();
+    }
+    let addr = addr.expect("serve printed its address");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let (_, session) = post(&addr, "/agents/helper/mcp", None, &init);
+    let session = session.expect("a session id");
+    post(
+        &addr,
+        "/agents/helper/mcp",
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let (list, _) = post(
+        &addr,
+        "/agents/helper/mcp",
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    );
+    let list = list.unwrap();
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"get_current_time") && !names.contains(&"hash"),
+        "{names:?}"
+    );
+    // The catalog's own endpoint still serves every folder tool.
+    let (_, session) = post(&addr, "/mcp", None, &init);
+    let session = session.unwrap();
+    post(
+        &addr,
+        "/mcp",
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let (list, _) = post(
+        &addr,
+        "/mcp",
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    );
+    let names: Vec<String> = list.unwrap()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"hash".to_string()), "{names:?}");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    child.wait().unwrap();
+}
