@@ -175,11 +175,9 @@ fn cannot_write_outside_the_writable_paths() {
     h.allowed("write_file", &["path=/tmp/fine"], "wrote");
 }
 
-#[test]
-fn cannot_follow_a_symlink_out_of_the_tool_folder() {
-    let h = strict();
-    let secret = h.dir.path().join("host-secret.txt");
-    std::fs::write(&secret, "host secret").unwrap();
+/// A tool root of the host's own with a copy of `read_file` and a file inside its folder:
+/// (root, tool folder).
+fn own_read_file(h: &Host) -> (PathBuf, PathBuf) {
     let root = h.dir.path().join("tools");
     let tool = root.join("read_file");
     std::fs::create_dir_all(&tool).unwrap();
@@ -187,6 +185,15 @@ fn cannot_follow_a_symlink_out_of_the_tool_folder() {
         std::fs::copy(escapes().join("read_file").join(f), tool.join(f)).unwrap();
     }
     std::fs::write(tool.join("inside.txt"), "inside the folder").unwrap();
+    (root, tool)
+}
+
+#[test]
+fn cannot_follow_a_symlink_out_of_the_tool_folder() {
+    let h = strict();
+    let secret = h.dir.path().join("host-secret.txt");
+    std::fs::write(&secret, "host secret").unwrap();
+    let (root, tool) = own_read_file(&h);
     std::os::unix::fs::symlink(&secret, tool.join("leak")).unwrap();
     std::os::unix::fs::symlink("../../../../../../../../etc/shadow", tool.join("climb")).unwrap();
     let h = Host { tools: root, ..h };
@@ -202,14 +209,8 @@ fn cannot_follow_a_hard_link_out_of_the_tool_folder() {
     let secret = h.dir.path().join("root-only.txt");
     std::fs::write(&secret, "root only").unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let root = h.dir.path().join("tools");
-    let tool = root.join("read_file");
-    std::fs::create_dir_all(&tool).unwrap();
-    for f in ["TOOL.md", "index.ts"] {
-        std::fs::copy(escapes().join("read_file").join(f), tool.join(f)).unwrap();
-    }
+    let (root, tool) = own_read_file(&h);
     std::fs::hard_link(&secret, tool.join("linked")).unwrap();
-    std::fs::write(tool.join("inside.txt"), "inside the folder").unwrap();
     let h = Host { tools: root, ..h };
     if rustix::process::getuid().is_root() {
         h.denied("read_file", &["path=linked"], "EACCES");
@@ -287,44 +288,49 @@ fn cannot_ptrace() {
     h.allowed("syscall", &["name=getpid", "pid=0"], "getpid returned");
 }
 
-#[test]
-fn cannot_mount_unshare_or_make_namespaces() {
-    let h = strict();
-    for name in [
-        "mount",
-        "unshare",
-        "userns",
-        "setns",
-        "chroot",
-        "pivot_root",
-    ] {
+/// Each system call is refused; the same tool's permitted call works.
+fn denied_syscalls(h: &Host, names: &[&str]) {
+    for name in names {
         h.denied(
             "syscall",
             &[&format!("name={name}"), "pid=0"],
             "Operation not permitted",
         );
     }
+}
+
+#[test]
+fn cannot_mount_unshare_or_make_namespaces() {
+    let h = strict();
+    denied_syscalls(
+        &h,
+        &[
+            "mount",
+            "unshare",
+            "userns",
+            "setns",
+            "chroot",
+            "pivot_root",
+        ],
+    );
     h.allowed("syscall", &["name=getpid", "pid=0"], "getpid returned");
 }
 
 #[test]
 fn cannot_load_seccomp_bpf_or_kernel_code() {
     let h = strict();
-    for name in [
-        "seccomp",
-        "prctl_seccomp",
-        "bpf",
-        "init_module",
-        "keyctl",
-        "io_uring",
-        "perf_event",
-    ] {
-        h.denied(
-            "syscall",
-            &[&format!("name={name}"), "pid=0"],
-            "Operation not permitted",
-        );
-    }
+    denied_syscalls(
+        &h,
+        &[
+            "seccomp",
+            "prctl_seccomp",
+            "bpf",
+            "init_module",
+            "keyctl",
+            "io_uring",
+            "perf_event",
+        ],
+    );
     h.allowed("syscall", &["name=getpid", "pid=0"], "getpid returned");
 }
 
