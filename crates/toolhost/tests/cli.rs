@@ -526,13 +526,16 @@ fn sandbox_status_reports_every_layer() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("missing cgroups"), "{text}");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/tests/fixtures");
-    let (code, _, stderr) = run(toolhost()
-        .args(["call", "echo", "text=x", "--config"])
-        .arg(&config)
-        .arg("--tools-dir")
-        .arg(&fixtures)
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .env("XDG_DATA_HOME", dir.path().join("data")));
+    let call_echo = || {
+        run(toolhost()
+            .args(["call", "echo", "text=x", "--config"])
+            .arg(&config)
+            .arg("--tools-dir")
+            .arg(&fixtures)
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .env("XDG_DATA_HOME", dir.path().join("data")))
+    };
+    let (code, _, stderr) = call_echo();
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("the sandbox cannot start, so no tool runs: missing cgroups"),
@@ -546,13 +549,7 @@ fn sandbox_status_reports_every_layer() {
         .arg(&config));
     assert_eq!(code, 0);
     assert!(text.contains("WARNING: the sandbox is disabled"), "{text}");
-    let (code, _, stderr) = run(toolhost()
-        .args(["call", "echo", "text=x", "--config"])
-        .arg(&config)
-        .arg("--tools-dir")
-        .arg(&fixtures)
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .env("XDG_DATA_HOME", dir.path().join("data")));
+    let (code, _, stderr) = call_echo();
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("THE SANDBOX IS DISABLED"), "{stderr}");
 }

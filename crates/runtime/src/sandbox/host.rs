@@ -224,7 +224,6 @@ impl Sandbox {
         &self,
         mut spec: Spec,
     ) -> Result<(Child, Option<Lease>), RuntimeError> {
-        self.ready()?;
         let (mut child, lease) = match self.spares.take() {
             Some(spare) => (spare.child, spare.lease),
             None => {
