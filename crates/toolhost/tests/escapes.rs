@@ -422,35 +422,83 @@ fn an_endless_stdout_is_cut_and_the_host_keeps_its_memory() {
 
 // --- The network ---
 
-fn networked(ports: &str) -> Host {
+/// A host where the escape tools that use the network declare it, with `extra` settings.
+fn networked(extra: &str) -> Host {
     Host::new(&format!(
-        "[sandbox]\nnetwork_allow = [\"tcp_connect\", \"udp_send\", \"resolve\"]\nnetwork_ports = [{ports}]\n"
+        "[sandbox]\nnetwork_allow = [\"tcp_connect\", \"udp_send\", \"resolve\"]\n{extra}\n"
     ))
+}
+
+/// Whether a connection arrived at `listener` (which must be non-blocking).
+fn took_a_connection(listener: &TcpListener) -> bool {
+    match listener.accept() {
+        Ok((mut stream, _)) => {
+            let mut text = String::new();
+            stream.set_nonblocking(false).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(2)))
+                .unwrap();
+            let _ = std::io::Read::read_to_string(&mut stream, &mut text);
+            assert_eq!(text, "hello from a tool");
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
+        Err(e) => panic!("accept: {e}"),
+    }
 }
 
 #[test]
 fn cannot_reach_a_tcp_port_on_the_hosts_loopback() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
-    let h = strict();
+    let to = ["host=127.0.0.1", &format!("port={port}")];
+    // Without the network there is no loopback at all.
+    strict().denied("tcp_connect", &to, "E");
+    // With it, 127.0.0.1 is the sandbox's own loopback, where nothing listens…
+    let h = networked(&format!("network_ports = [{port}]"));
+    h.denied("tcp_connect", &to, "ECONNREFUSED");
     h.denied(
         "tcp_connect",
-        &["host=127.0.0.1", &format!("port={port}")],
-        "E",
+        &["host=::ffff:127.0.0.1", &format!("port={port}")],
+        "ECONNREFUSED",
     );
-    // The same tool, given the network and that port by the operator, gets through.
-    let h = networked(&port);
+    assert!(!took_a_connection(&listener));
+    // …unless the operator opens the host's loopback: then the same tool gets through.
+    let h = networked(&format!(
+        "network_ports = [{port}]\nnetwork_private = [\"127.0.0.1/32\"]"
+    ));
+    h.allowed("tcp_connect", &to, "connected");
+    assert!(took_a_connection(&listener));
+    // The ports stay the operator's to choose.
+    let h = networked("network_ports = [443]\nnetwork_private = [\"127.0.0.1/32\"]");
+    h.denied("tcp_connect", &to, "EACCES");
+    assert!(!took_a_connection(&listener));
+}
+
+#[test]
+fn a_networked_tool_cannot_reach_private_or_link_local_addresses() {
+    let h = networked("network_ports = []");
+    for host in [
+        "10.1.2.3",
+        "192.168.0.1",
+        "169.254.169.254",
+        "fd00::1",
+        "::ffff:172.16.0.1",
+    ] {
+        let (code, stdout, stderr) = h.call("tcp_connect", &[&format!("host={host}"), "port=80"]);
+        assert_eq!(code, 1, "{host}: {stdout}{stderr}");
+        // Refused on the spot, with the reason in the tool's log, not left to time out.
+        assert!(
+            format!("{stdout}{stderr}").contains("EACCES"),
+            "{host}: {stdout}{stderr}"
+        );
+    }
+    // The same tool, on its own loopback, connects: a server inside the sandbox works.
     h.allowed(
         "tcp_connect",
-        &["host=127.0.0.1", &format!("port={port}")],
+        &["host=127.0.0.1", "port=0", "serve=true"],
         "connected",
-    );
-    // With the network but not that port, Landlock refuses the connection.
-    let h = networked("443");
-    h.denied(
-        "tcp_connect",
-        &["host=127.0.0.1", &format!("port={port}")],
-        "EACCES",
     );
 }
 
@@ -461,22 +509,22 @@ fn cannot_send_udp() {
         .set_read_timeout(Some(Duration::from_millis(500)))
         .unwrap();
     let port = socket.local_addr().unwrap().port().to_string();
-    let h = strict();
-    h.denied(
-        "udp_send",
-        &["host=127.0.0.1", &format!("port={port}")],
-        "send failed",
-    );
+    let to = ["host=127.0.0.1", &format!("port={port}")];
+    strict().denied("udp_send", &to, "send failed");
     let mut buf = [0u8; 64];
     assert!(socket.recv(&mut buf).is_err(), "a datagram got out");
-    let h = networked(&port);
+    // A networked tool's datagrams stay in its own namespace: to 127.0.0.1 they reach
+    // the sandbox's loopback, and anywhere else there is no route.
+    let h = networked("");
+    h.allowed("udp_send", &to, "sent");
+    assert!(socket.recv(&mut buf).is_err(), "a datagram got out");
+    h.denied("udp_send", &["host=1.1.1.1", "port=53"], "unreachable");
+    // The same tool code works inside the sandbox.
     h.allowed(
         "udp_send",
-        &["host=127.0.0.1", &format!("port={port}")],
-        "sent",
+        &["host=127.0.0.1", "echo=true"],
+        "echoed: datagram from a tool",
     );
-    let n = socket.recv(&mut buf).unwrap();
-    assert_eq!(&buf[..n], b"datagram from a tool");
 }
 
 #[test]
@@ -488,11 +536,49 @@ fn cannot_resolve_or_reach_an_outside_host() {
 }
 
 #[test]
+fn a_networked_tool_resolves_names_through_the_sandboxs_relay() {
+    let dns = dns_server();
+    let h = networked(&format!("dns = [\"{dns}\"]"));
+    h.allowed("resolve", &["host=tool.example.test"], "203.0.113.7");
+    // Without the network, no name resolves.
+    strict().denied("resolve", &["host=tool.example.test"], "tool.example.test");
+}
+
+/// A DNS server on the host's loopback that answers every A query with 203.0.113.7 and
+/// every other with no records.
+fn dns_server() -> std::net::SocketAddr {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let at = socket.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        while let Ok((n, from)) = socket.recv_from(&mut buf) {
+            let query = &buf[..n];
+            // The question: labels up to the root, then type and class.
+            let mut end = 12;
+            while end < n && query[end] != 0 {
+                end += 1 + query[end] as usize;
+            }
+            let question = &query[12..end + 5];
+            let is_a = query[end + 1..end + 3] == [0, 1];
+            let mut answer = Vec::new();
+            answer.extend(&query[..2]);
+            answer.extend([0x81, 0x80, 0, 1, 0, u8::from(is_a), 0, 0, 0, 0]);
+            answer.extend(question);
+            if is_a {
+                answer.extend([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 203, 0, 113, 7]);
+            }
+            let _ = socket.send_to(&answer, from);
+        }
+    });
+    at
+}
+
+#[test]
 fn the_operator_can_forbid_the_network_to_a_tool_that_declares_it() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
     let h = Host::new(&format!(
-        "[sandbox]\nnetwork = \"never\"\nnetwork_allow = [\"tcp_connect\"]\nnetwork_ports = [{port}]\n"
+        "[sandbox]\nnetwork = \"never\"\nnetwork_allow = [\"tcp_connect\"]\nnetwork_ports = [{port}]\nnetwork_private = [\"127.0.0.1/32\"]\n"
     ));
     h.denied(
         "tcp_connect",

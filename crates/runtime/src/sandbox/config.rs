@@ -1,7 +1,10 @@
 //! `[sandbox]` in `toolhost.toml`.
 
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
 use std::path::PathBuf;
+
+use ipnet::IpNet;
 
 use serde::Deserialize;
 
@@ -46,8 +49,14 @@ pub struct SandboxConfig {
     pub network_allow: BTreeSet<String>,
     /// Tools that never get the network, declared or not.
     pub network_deny: BTreeSet<String>,
-    /// TCP ports a networked tool may connect to (Landlock); empty means any.
+    /// TCP ports a networked tool may connect to; empty means any.
     pub network_ports: Vec<u16>,
+    /// Loopback, private, link-local and other non-public networks (CIDRs) that networked
+    /// tools may reach anyway; none by default. `127.0.0.1/32` opens the host's loopback.
+    pub network_private: Vec<IpNet>,
+    /// DNS servers (`ip:port`) that answer networked tools; by default the host's
+    /// `/etc/resolv.conf` nameservers.
+    pub dns: Vec<SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -94,6 +103,8 @@ impl Default for SandboxConfig {
             network_allow: BTreeSet::new(),
             network_deny: BTreeSet::new(),
             network_ports: vec![80, 443],
+            network_private: Vec::new(),
+            dns: Vec::new(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! resource limits, Landlock, no capabilities, `no_new_privs`, and a seccomp filter.
 
 use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -15,8 +16,11 @@ use seccompiler::{
 };
 
 use super::spec::Spec;
+use super::{filter, notify};
 
-pub(super) fn apply(spec: &Spec) -> Result<(), String> {
+/// Confines the calling process. For a networked tool, returns the listener of the
+/// network supervisor's notifications, for the first stage to serve.
+pub(super) fn apply(spec: &Spec) -> Result<Option<OwnedFd>, String> {
     limits(spec)?;
     if spec.landlock {
         landlock(spec)?;
@@ -24,9 +28,12 @@ pub(super) fn apply(spec: &Spec) -> Result<(), String> {
     drop_capabilities()?;
     rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
     if spec.seccomp {
-        seccomp()?;
+        return seccomp(spec.network.is_some());
     }
-    Ok(())
+    if spec.network.is_some() {
+        return Err("a networked tool needs seccomp, for its network supervisor".into());
+    }
+    Ok(None)
 }
 
 fn limits(spec: &Spec) -> Result<(), String> {
@@ -56,8 +63,9 @@ fn limits(spec: &Spec) -> Result<(), String> {
 }
 
 /// Read (and execute) beneath every read-only mount, read and write beneath the writable
-/// ones. On the tool's network namespace the same ruleset also refuses TCP outright, and
-/// it keeps signals and abstract sockets inside the sandbox, where the kernel can.
+/// ones. Without the network the same ruleset also refuses TCP outright (a networked
+/// tool's connections are the supervisor's to judge), and it keeps signals and abstract
+/// sockets inside the sandbox, where the kernel can.
 fn landlock(spec: &Spec) -> Result<(), String> {
     let abi = ABI::V6;
     let read = AccessFs::from_read(abi);
@@ -79,19 +87,12 @@ fn landlock(spec: &Spec) -> Result<(), String> {
         .map_err(|e| format!("landlock: {e}"))?
         .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .map_err(|e| format!("landlock: {e}"))?;
-    if !spec.network || !spec.tcp_ports.is_empty() {
+    if spec.network.is_none() {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(abi))
             .map_err(|e| format!("landlock: {e}"))?;
     }
     let mut created = ruleset.create().map_err(|e| format!("landlock: {e}"))?;
-    if spec.network {
-        for &port in &spec.tcp_ports {
-            created = created
-                .add_rule(landlock::NetPort::new(port, AccessNet::ConnectTcp))
-                .map_err(|e| format!("landlock rule for port {port}: {e}"))?;
-        }
-    }
     for (paths, access) in [
         (
             read_paths.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
@@ -215,7 +216,7 @@ fn arch() -> Result<TargetArch, String> {
     }
 }
 
-fn seccomp() -> Result<(), String> {
+fn seccomp(supervised: bool) -> Result<Option<OwnedFd>, String> {
     let arch = arch()?;
     fn err(e: impl std::fmt::Display) -> String {
         format!("seccomp: {e}")
@@ -223,18 +224,6 @@ fn seccomp() -> Result<(), String> {
     let bpf = |filter: SeccompFilter| -> Result<seccompiler::BpfProgram, String> {
         filter.try_into().map_err(err)
     };
-    // clone3 passes its flags in memory, out of a filter's reach: answer ENOSYS and libc
-    // falls back to clone, whose flags we can check. Installed first, since the main
-    // filter refuses further filters.
-    let mut clone3 = BTreeMap::new();
-    clone3.insert(libc::SYS_clone3, vec![]);
-    let clone3 = SeccompFilter::new(
-        clone3,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .map_err(|e| format!("seccomp: {e}"))?;
 
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|&nr| (nr, vec![])).collect();
@@ -268,7 +257,8 @@ fn seccomp() -> Result<(), String> {
     )
     .map_err(|e| format!("seccomp: {e}"))?;
 
-    seccompiler::apply_filter(&bpf(clone3)?).map_err(err)?;
+    // The hand-written filter first: the main one refuses further filters.
+    let listener = notify::install(&filter::program(supervised)?, supervised).map_err(err)?;
     seccompiler::apply_filter(&bpf(main)?).map_err(err)?;
-    Ok(())
+    Ok(listener)
 }

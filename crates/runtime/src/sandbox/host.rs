@@ -1,6 +1,7 @@
 //! The host's side of the sandbox: what the machine offers, whether that is enough, and
 //! turning "run this program for this user" into a call of the helper.
 
+use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use tokio::process::Child;
 
 use super::cgroup::{Cgroups, Lease};
 use super::config::{Requirement, SandboxConfig};
+use super::egress::Egress;
 use super::layout::{self, View};
 use super::probe::Layer;
 use super::spares::{self, GroupLimits, Spares};
@@ -192,6 +194,11 @@ impl Sandbox {
             });
         }
         let uid = self.uid_for(launch.user);
+        let mut files = self.system.files.clone();
+        let network = match launch.network {
+            true => Some(self.egress(&mut files)?),
+            false => None,
+        };
         Ok(Spec {
             program,
             args,
@@ -200,7 +207,7 @@ impl Sandbox {
             gid: uid,
             mounts,
             links: self.system.links.clone(),
-            files: self.system.files.clone(),
+            files,
             tmp_bytes: self.config.tmp_mb * 1024 * 1024,
             limits: Limits {
                 processes: Some(self.config.max_user_processes),
@@ -208,13 +215,38 @@ impl Sandbox {
                 file_size: Some(self.config.max_file_mb * 1024 * 1024),
                 cpu_seconds: launch.per_call.then_some(self.config.cpu_seconds),
             },
-            network: launch.network,
-            tcp_ports: self.config.network_ports.clone(),
+            network,
             cgroups: Vec::new(),
             env,
             landlock: self.has("landlock"),
             seccomp: self.has("seccomp"),
             hostname: "toolhost".into(),
+        })
+    }
+
+    /// Where a networked tool may connect; its resolv.conf names the DNS relay.
+    fn egress(&self, files: &mut [(PathBuf, String)]) -> Result<Egress, RuntimeError> {
+        if !self.has("seccomp") {
+            return Err(RuntimeError::Sandbox(
+                "a tool with the network needs the seccomp layer (its connections go \
+                 through a supervisor that keeps it off the host's private networks), \
+                 and this machine does not offer it"
+                    .into(),
+            ));
+        }
+        for (path, content) in files.iter_mut() {
+            if path == Path::new("/etc/resolv.conf") {
+                content.clone_from(&self.system.networked_resolv);
+            }
+        }
+        let dns = match self.config.dns.is_empty() {
+            true => self.system.resolvers.clone(),
+            false => self.config.dns.clone(),
+        };
+        Ok(Egress {
+            allow: self.config.network_private.clone(),
+            dns,
+            tcp_ports: self.config.network_ports.clone(),
         })
     }
 
@@ -446,6 +478,10 @@ fn system_view() -> SystemView {
             view.files.push((PathBuf::from(file), text));
         }
     }
+    let host_resolv = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    let (resolv, resolvers) = layout::networked_resolv_conf(&host_resolv);
+    view.resolvers = resolvers;
+    view.networked_resolv = resolv;
     view.files
         .push(("/etc/passwd".into(), layout::PASSWD.into()));
     view.files.push(("/etc/group".into(), layout::GROUP.into()));
@@ -459,6 +495,9 @@ struct SystemView {
     mounts: Vec<Mount>,
     links: Vec<(PathBuf, PathBuf)>,
     files: Vec<(PathBuf, String)>,
+    /// A networked sandbox's /etc/resolv.conf, and the host's resolvers behind it.
+    networked_resolv: String,
+    resolvers: Vec<SocketAddr>,
 }
 
 fn chown_tree(dir: &Path, uid: u32, keep: &[PathBuf]) -> std::io::Result<()> {

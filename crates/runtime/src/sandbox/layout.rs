@@ -9,6 +9,7 @@
 //! /usr, /bin, /lib…       the system, read-only; a few files of /etc; /tmp, /dev, /proc
 //! ```
 
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use super::spec::Mount;
@@ -161,12 +162,56 @@ pub const ETC_COPIES: &[&str] = &[
     "/etc/debian_version",
 ];
 
+/// A networked sandbox's resolv.conf, and the nameservers its DNS relay asks, from the
+/// host's resolv.conf: the tool asks 127.0.0.1 (the relay), with the host's search
+/// domains and options.
+pub fn networked_resolv_conf(host: &str) -> (String, Vec<SocketAddr>) {
+    let mut conf = String::from("nameserver 127.0.0.1\n");
+    let mut servers = Vec::new();
+    for line in host.lines() {
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("nameserver") => {
+                // A scoped IPv6 address (fe80::1%eth0) names the host's interface.
+                let ip = words.next().map(|w| w.split('%').next().unwrap_or(w));
+                if let Some(ip) = ip.and_then(|ip| ip.parse::<IpAddr>().ok()) {
+                    servers.push(SocketAddr::new(ip, 53));
+                }
+            }
+            Some("search" | "domain" | "options") => {
+                conf.push_str(line.trim());
+                conf.push('\n');
+            }
+            _ => {}
+        }
+    }
+    (conf, servers)
+}
+
 pub const PASSWD: &str = "root:x:0:0:officer:/officer/user:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
 pub const GROUP: &str = "root:x:0:\nnogroup:x:65534:\n";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_networked_sandbox_asks_its_relay_with_the_hosts_search_domains() {
+        let host = "# generated\nnameserver 10.255.255.53\nnameserver fe80::1%eth0\n\
+                    search corp.example\noptions ndots:2 edns0\nsortlist 10.0.0.0\n";
+        let (conf, servers) = networked_resolv_conf(host);
+        assert_eq!(
+            conf,
+            "nameserver 127.0.0.1\nsearch corp.example\noptions ndots:2 edns0\n"
+        );
+        assert_eq!(
+            servers,
+            [
+                "10.255.255.53:53".parse().unwrap(),
+                "[fe80::1]:53".parse().unwrap()
+            ]
+        );
+    }
 
     #[test]
     fn maps_roots_home_and_cache() {

@@ -9,20 +9,29 @@
 //!    ([`layout`]), pivots into it, applies limits, Landlock, capabilities and seccomp
 //!    ([`confine`]), starts the tool and reaps until it exits.
 //!
+//! A networked tool gets its own network namespace too; the first stage stays on the
+//! host's network and connects for it, where [`egress`] allows ([`supervise`], [`dns`]).
+//!
 //! [`host`] is the host's side: probing the machine, checking the configuration's
 //! requirements, and turning a launch into a helper invocation ([`spec`]).
 
 mod cgroup;
 mod config;
 mod confine;
+mod dns;
+pub mod egress;
 mod fds;
+mod filter;
+mod handoff;
 mod host;
 pub mod layout;
+mod notify;
 mod probe;
 mod spares;
 mod spec;
 mod stage1;
 mod stage2;
+mod supervise;
 
 use std::process::ExitCode;
 

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::egress::Egress;
+
 /// The argument that starts the helper's first stage.
 pub const EXEC_MODE: &str = "__sandbox-exec";
 /// Exit status of a helper that could not build the sandbox.
@@ -32,10 +34,9 @@ pub struct Spec {
     pub files: Vec<(PathBuf, String)>,
     pub tmp_bytes: u64,
     pub limits: Limits,
-    /// Keep the host's network namespace (a tool that declared `network: true`).
-    pub network: bool,
-    /// With the network: the TCP ports the tool may connect to (empty: any).
-    pub tcp_ports: Vec<u16>,
+    /// A networked tool: where it may connect, enforced by the network supervisor.
+    /// `None`: the tool has no network at all.
+    pub network: Option<Egress>,
     /// cgroup directories (one per controller hierarchy) the helper joins; empty when
     /// the host already moved it (a spare helper).
     pub cgroups: Vec<PathBuf>,

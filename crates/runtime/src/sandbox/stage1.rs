@@ -3,16 +3,19 @@
 //! them, becomes the tool's unprivileged uid, creates the namespaces, maps the uid, and
 //! forks the second stage, which is PID 1 of the new PID namespace.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 
+use rustix::fs::{Mode, OFlags};
 use rustix::mount::OpenTreeFlags;
-use rustix::process::{Signal, WaitOptions};
+use rustix::process::{Pid, Signal, WaitOptions};
 use rustix::thread::UnshareFlags;
 
+use super::egress::Egress;
 use super::fds::{self, Forked};
 use super::spec::Spec;
-use super::stage2;
+use super::supervise::Supervisor;
+use super::{dns, handoff, stage2};
 
 /// Runs the first stage and returns the exit status to leave with (or re-raises the
 /// signal that ended the tool).
@@ -58,7 +61,9 @@ pub(super) fn run(json: &str) -> Result<i32, String> {
         | UnshareFlags::NEWIPC
         | UnshareFlags::NEWUTS
         | UnshareFlags::NEWCGROUP;
-    if !spec.network {
+    // A networked tool's namespace is made by PID 1, which keeps this stage on the
+    // host's network, where the supervisor makes the tool's outside connections.
+    if spec.network.is_none() {
         flags |= UnshareFlags::NEWNET;
     }
     fds::unshare(flags).map_err(|e| format!("unshare({flags:?}): {e}"))?;
@@ -68,9 +73,28 @@ pub(super) fn run(json: &str) -> Result<i32, String> {
 
     // The first child after unshare(CLONE_NEWPID) is PID 1 of the new namespace. A fork,
     // not a new exec of this large binary: that would cost milliseconds for nothing.
+    let (handoff, proc) = match spec.network {
+        Some(_) => {
+            // The host's /proc, for the supervisor: the sandbox's will hide it.
+            let proc = rustix::fs::open(
+                "/proc",
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| format!("cannot open /proc: {e}"))?;
+            (Some(handoff::pipes()?), Some(proc))
+        }
+        None => (None, None),
+    };
+    let (parent, child) = match handoff {
+        Some((parent, child)) => (Some(parent), Some(child)),
+        None => (None, None),
+    };
+
     let init = match fds::fork()? {
         Forked::Child => {
-            let code = match stage2::run(&spec, sources) {
+            drop(parent);
+            let code = match stage2::run(&spec, sources, child) {
                 Ok(code) => code,
                 Err(why) => {
                     eprintln!("toolhost sandbox: {why}");
@@ -82,6 +106,13 @@ pub(super) fn run(json: &str) -> Result<i32, String> {
         Forked::Parent(pid) => pid,
     };
     drop(sources);
+    drop(child);
+    if let (Some(parent), Some(proc), Some(egress)) = (parent, proc, spec.network.clone()) {
+        // On failure PID 1 gets no acknowledgement and stops before the tool starts.
+        if let Err(why) = supervise(parent, init, egress, proc) {
+            eprintln!("toolhost sandbox: {why}");
+        }
+    }
     let status = loop {
         match rustix::process::waitpid(Some(init), WaitOptions::empty()) {
             Ok(Some((_, status))) => break status,
@@ -103,6 +134,48 @@ pub(super) fn run(json: &str) -> Result<i32, String> {
         let _ = rustix::process::kill_process(rustix::process::getpid(), sig);
     }
     Ok(status.code().unwrap_or(1))
+}
+
+/// Serves the network supervisor and the DNS relay on the descriptors PID 1 hands over,
+/// until PID 1 exits.
+fn supervise(
+    parent: handoff::Parent,
+    init: Pid,
+    egress: Egress,
+    proc: OwnedFd,
+) -> Result<(), String> {
+    use rustix::event::{PollFd, PollFlags};
+    let Some([listener, dns]) = parent.receive(init)? else {
+        return Ok(());
+    };
+    let init_fd = rustix::process::pidfd_open(init, rustix::process::PidfdFlags::empty())
+        .map_err(|e| format!("pidfd_open: {e}"))?;
+    let resolvers = egress.dns.clone();
+    let supervisor = Supervisor::new(listener, egress, proc)
+        .map_err(|e| format!("cannot start the network supervisor: {e}"))?;
+    parent.acknowledge()?;
+    loop {
+        let mut fds = [
+            PollFd::new(&init_fd, PollFlags::IN),
+            PollFd::from_borrowed_fd(supervisor.listener(), PollFlags::IN),
+            PollFd::new(&dns, PollFlags::IN),
+        ];
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(format!("poll: {e}")),
+        }
+        let ready = fds.map(|f| !f.revents().is_empty());
+        if ready[1] {
+            supervisor.serve_one();
+        }
+        if ready[2] {
+            dns::relay_one(dns.as_fd(), &resolvers);
+        }
+        if ready[0] {
+            return Ok(());
+        }
+    }
 }
 
 /// On a root host, drops to the uid and gid chosen for this user. Elsewhere the tool

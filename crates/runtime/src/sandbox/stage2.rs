@@ -11,17 +11,24 @@ use rustix::fs::{FileType, StatVfsMountFlags};
 use rustix::mount::{MountFlags, MountPropagationFlags, MoveMountFlags, UnmountFlags};
 use rustix::process::{Signal, WaitOptions};
 
-use super::confine;
-use super::fds;
 use super::spec::Spec;
+use super::{confine, fds, handoff, notify};
 
 /// Where the new root is assembled before `pivot_root`. Any existing directory does: it
 /// is only covered in this process's private mount namespace.
 const STAGING: &str = "/tmp";
 
-pub(super) fn run(spec: &Spec, sources: Vec<OwnedFd>) -> Result<i32, String> {
+pub(super) fn run(
+    spec: &Spec,
+    sources: Vec<OwnedFd>,
+    handoff: Option<handoff::Child>,
+) -> Result<i32, String> {
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
         .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
+    let dns = match spec.network {
+        Some(_) => Some(private_network()?),
+        None => None,
+    };
     if !sources.is_empty() && sources.len() != spec.mounts.len() {
         return Err("the sandbox spec names a descriptor per mount, or none".into());
     }
@@ -35,7 +42,12 @@ pub(super) fn run(spec: &Spec, sources: Vec<OwnedFd>) -> Result<i32, String> {
     // Nothing the helper inherited or opened may reach the tool.
     fds::cloexec_from_3()?;
 
-    confine::apply(spec)?;
+    let listener = confine::apply(spec)?;
+    match (handoff, listener, dns) {
+        (Some(handoff), Some(listener), Some(dns)) => handoff.send([&listener, &dns])?,
+        (None, None, None) => {}
+        _ => return Err("the network supervisor has nothing to serve".into()),
+    }
 
     let child = Command::new(&spec.program)
         .args(&spec.args)
@@ -46,6 +58,24 @@ pub(super) fn run(spec: &Spec, sources: Vec<OwnedFd>) -> Result<i32, String> {
         .map_err(|e| format!("cannot start {}: {e}", spec.program.display()))?;
     let tool = rustix::process::Pid::from_child(&child);
     Ok(reap_until(tool))
+}
+
+/// A networked tool's own network namespace, with its loopback up, and the socket on
+/// which the DNS relay answers it (127.0.0.1:53, what its resolv.conf names).
+fn private_network() -> Result<OwnedFd, String> {
+    fds::unshare(rustix::thread::UnshareFlags::NEWNET)
+        .map_err(|e| format!("unshare(CLONE_NEWNET): {e}"))?;
+    notify::loopback_up().map_err(|e| format!("bringing the loopback up: {e}"))?;
+    let socket = rustix::net::socket_with(
+        rustix::net::AddressFamily::INET,
+        rustix::net::SocketType::DGRAM,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(|e| format!("socket: {e}"))?;
+    let at = std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 53);
+    rustix::net::bind(&socket, &at).map_err(|e| format!("binding the DNS relay to {at}: {e}"))?;
+    Ok(socket)
 }
 
 /// As PID 1, every orphan in the sandbox becomes our child: reap them all, and return

@@ -113,8 +113,10 @@ pub fn config() -> RuntimeConfig {
     let sandbox = match HELPER {
         Some(helper) => SandboxConfig {
             helper: Some(helper.into()),
-            // The fixtures' network tool talks to a test server on a random port.
+            // The fixtures' network tool talks to a test server on the host's loopback,
+            // on a random port: the operator's way to allow that.
             network_ports: Vec::new(),
+            network_private: vec!["127.0.0.1/32".parse().unwrap()],
             ..SandboxConfig::default()
         },
         None => SandboxConfig::disabled(),
