@@ -23,7 +23,8 @@ impl CatalogArgs {
         self.tools_dirs.is_empty() && self.data.is_none() && self.user.is_none()
     }
 
-    /// Roots from the flags, else `PI_TOOLS_DIRS`, else the data layout. Warnings go to stderr.
+    /// Roots from the flags, else `PI_TOOLS_DIRS`, else the data layout. Warnings go to stderr
+    /// (or the log file).
     pub fn roots(&self) -> Result<Vec<Root>> {
         let cfg = RootsConfig {
             tools_dirs: self.tools_dirs.clone(),
@@ -33,7 +34,7 @@ impl CatalogArgs {
         };
         let (roots, warnings) = cfg.resolve()?;
         for w in warnings {
-            eprintln!("warning: {w}");
+            crate::warn(&w.to_string());
         }
         Ok(roots)
     }

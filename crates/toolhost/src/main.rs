@@ -7,7 +7,10 @@ mod output;
 mod registry;
 mod users;
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context;
 
 use clap::{Parser, Subcommand};
 
@@ -26,6 +29,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Append logs to this file instead of stderr (`TOOLHOST_LOG` sets the level).
+    #[arg(long, global = true, env = "TOOLHOST_LOG_FILE", value_name = "PATH")]
+    log_file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -62,8 +68,11 @@ fn main() -> ExitCode {
     if let Some(code) = toolhost_runtime::sandbox::helper_main() {
         return code;
     }
-    init_logging();
     let cli = Cli::parse();
+    if let Err(e) = init_logging(cli.log_file.as_deref()) {
+        eprintln!("error: {e:#}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Check(args) => cmd::check::run(args),
         Command::List(args) => cmd::list::run(args),
@@ -87,15 +96,41 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr (stdout carries command output, and later the MCP stdio stream).
-fn init_logging() {
+/// Set when logs go to `--log-file`: warnings then go there too.
+static LOGS_TO_FILE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A warning for the operator: on stderr, or in the log file when there is one.
+pub(crate) fn warn(text: &str) {
+    if LOGS_TO_FILE.load(std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!("{text}");
+    } else {
+        eprintln!("warning: {text}");
+    }
+}
+
+/// Logs go to stderr or to `--log-file`, never to stdout (command output, and the MCP
+/// stdio stream).
+fn init_logging(file: Option<&Path>) -> anyhow::Result<()> {
     // rmcp logs every JSON-RPC error response (unknown tool, cancelled call) as a warning;
     // those are answers to clients, not problems of the host.
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error"));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
+        .with_target(false);
+    match file {
+        None => logs.with_writer(std::io::stderr).init(),
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open the log file {}", path.display()))?;
+            LOGS_TO_FILE.store(true, std::sync::atomic::Ordering::Relaxed);
+            logs.with_writer(std::sync::Mutex::new(file))
+                .with_ansi(false)
+                .init();
+        }
+    }
+    Ok(())
 }

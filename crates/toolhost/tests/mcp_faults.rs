@@ -244,3 +244,53 @@ fn http_client_leaving_mid_call_cancels_it_and_a_client_that_never_reads_harms_n
     assert!(server.stop().success());
     f.assert_no_tool_processes();
 }
+
+#[test]
+fn stdio_logs_go_to_the_log_file_and_never_to_stdout() {
+    let f = Fixture::new();
+    let log = f.home("tester").with_file_name("toolhost.log");
+    let out = f
+        .toolhost()
+        .env("TOOLHOST_LOG", "debug")
+        .args(["mcp", "--log-file"])
+        .arg(&log)
+        .arg("--data")
+        .arg(f.data())
+        .args(["--user", "tester"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#)?;
+            stdin.write_all(b"\n")?;
+            drop(stdin);
+            child.wait_with_output()
+        })
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "logs reached stderr: {stderr}");
+    for line in stdout.lines() {
+        let msg: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(msg["jsonrpc"], "2.0", "{line}");
+    }
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("stdio session ended"), "{logged}");
+    // A log file that cannot be opened is a clear error.
+    let bad = f
+        .toolhost()
+        .args(["mcp", "--log-file", "/nonexistent/dir/toolhost.log"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("cannot open the log file /nonexistent/dir/toolhost.log"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
