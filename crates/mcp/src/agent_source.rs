@@ -12,10 +12,9 @@ use serde_json::Map;
 use tokio::sync::broadcast::{self, error::RecvError};
 use toolhost_catalog::Catalog;
 use toolhost_catalog::watch::{self, CatalogWatcher};
-use toolhost_runtime::ToolRef;
 use toolhost_toolsets::{Registry, Turn, TurnRequest};
 
-use crate::{Caller, Change, ToolInfo, ToolSource};
+use crate::{Caller, Change, Target, ToolInfo, ToolSource};
 
 pub struct AgentSource {
     registry: Arc<Registry>,
@@ -117,12 +116,83 @@ impl ToolSource for AgentSource {
             .collect()
     }
 
-    fn resolve(&self, caller: &Caller, name: &str) -> Option<ToolRef> {
+    fn resolve(&self, caller: &Caller, name: &str) -> Option<Target> {
         let turn = self.current_turn(caller)?;
-        turn.tool(name).map(|t| t.tool().target().clone())
+        turn.tool(name).map(|t| Target {
+            tool: t.tool().target().clone(),
+            timeout: t.annotations().timeout,
+        })
     }
 
     fn changes(&self) -> broadcast::Receiver<Change> {
         self.changes.subscribe()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::time::Duration;
+
+    use toolhost_catalog::Catalog;
+    use toolhost_runtime::UserSpace;
+    use toolhost_toolsets::{
+        AgentConfig, Annotations, BootOptions, CorePlugins, Grant, Owner, ToolMap, ToolSet, Tools,
+        ToolsetsConfig, typed_tool,
+    };
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tool_sets_deadline_annotation_travels_with_the_call() {
+        let annotated = |name: &str, timeout| {
+            typed_tool(
+                name,
+                "Waits.",
+                Annotations {
+                    timeout,
+                    ..Annotations::default()
+                },
+                |_args: serde_json::Value, _ctx| async move { Ok(serde_json::json!({})) },
+            )
+        };
+        let tools = ToolMap::new()
+            .with(annotated("quick", Some(Duration::from_millis(200))))
+            .with(annotated("plain", None));
+        let set = ToolSet::new("s", "S", "Tests", "a test set", Tools::Static(tools));
+        let mut config = ToolsetsConfig::default();
+        config.agents.insert(
+            "a".into(),
+            AgentConfig {
+                name: None,
+                grants: vec![Grant::tool_set("s")],
+            },
+        );
+        let registry = Registry::boot(
+            CorePlugins::new(),
+            BootOptions {
+                enabled: None,
+                config,
+                extra_sets: vec![(
+                    set,
+                    Owner::Plugin {
+                        name: "extra".into(),
+                    },
+                )],
+            },
+        )
+        .unwrap();
+        let catalog = Arc::new(RwLock::new(Catalog::scan(Vec::new())));
+        let source = AgentSource::new(Arc::new(registry), "a", catalog);
+        let caller = Caller {
+            space: UserSpace {
+                user: "tester".into(),
+                home: "/nonexistent".into(),
+            },
+        };
+        let quick = source.resolve(&caller, "quick").unwrap();
+        assert_eq!(quick.timeout, Some(Duration::from_millis(200)));
+        assert_eq!(source.resolve(&caller, "plain").unwrap().timeout, None);
+        assert!(source.resolve(&caller, "nope").is_none());
     }
 }

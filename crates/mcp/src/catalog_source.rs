@@ -11,7 +11,7 @@ use toolhost_catalog::watch::{self, CatalogWatcher};
 use toolhost_catalog::{Catalog, ResolvedTool, Root, RootOrigin};
 use toolhost_runtime::ToolRef;
 
-use crate::{Caller, Change, ToolInfo, ToolSource};
+use crate::{Caller, Change, Target, ToolInfo, ToolSource};
 
 /// One catalog with the watcher that keeps it current.
 struct Watched {
@@ -140,16 +140,19 @@ impl ToolSource for CatalogSource {
         by_name.into_values().collect()
     }
 
-    fn resolve(&self, caller: &Caller, name: &str) -> Option<ToolRef> {
+    fn resolve(&self, caller: &Caller, name: &str) -> Option<Target> {
+        let folder = |tool: &Arc<_>| Target {
+            tool: ToolRef::Folder(Arc::clone(tool)),
+            // A folder tool's own `timeout` key is the runtime's to apply.
+            timeout: None,
+        };
         if let Some(own) = self.user_catalog(caller)
             && let Some(t) = own.read().get(name)
         {
-            return Some(ToolRef::Folder(Arc::clone(&t.tool)));
+            return Some(folder(&t.tool));
         }
         let global = self.global.read();
-        global
-            .get(name)
-            .map(|t| ToolRef::Folder(Arc::clone(&t.tool)))
+        global.get(name).map(|t| folder(&t.tool))
     }
 
     fn changes(&self) -> broadcast::Receiver<Change> {

@@ -24,5 +24,5 @@ pub mod tokens;
 pub use agent_source::AgentSource;
 pub use catalog_source::CatalogSource;
 pub use server::{McpServer, PAGE_SIZE};
-pub use source::{Caller, Change, ToolInfo, ToolSource};
+pub use source::{Caller, Change, Target, ToolInfo, ToolSource};
 pub use stdio::serve_stdio;

@@ -235,7 +235,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context.extensions);
-        let Some(tool) = self.shared.source.resolve(&caller, &request.name) else {
+        let Some(target) = self.shared.source.resolve(&caller, &request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", request.name),
                 None,
@@ -252,11 +252,11 @@ impl ServerHandler for McpServer {
         // Dropping `call` (on any of these ends) fires the tool's abort signal and kills it
         // after the grace period.
         let mut call = self.shared.runtime.call(CallRequest {
-            tool,
+            tool: target.tool,
             args: Value::Object(request.arguments.unwrap_or_default()),
             user: caller.space,
             tool_call_id: None,
-            timeout: None,
+            timeout: target.timeout,
         });
         let mut gone = std::pin::pin!(async {
             tokio::select! {

@@ -4,6 +4,7 @@
 //! catalog; an agent's resolved tool sets can be served the same way by another source.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
@@ -32,6 +33,14 @@ pub struct ToolInfo {
     pub input_schema: Arc<Map<String, Value>>,
 }
 
+/// A tool to call, as [`ToolSource::resolve`] finds it.
+#[derive(Clone)]
+pub struct Target {
+    pub tool: ToolRef,
+    /// A deadline the tool's tool set annotated it with; the runtime's otherwise.
+    pub timeout: Option<Duration>,
+}
+
 /// Something that may have changed what [`ToolSource::tools`] returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
@@ -52,7 +61,7 @@ pub trait ToolSource: Send + Sync + 'static {
     fn tools(&self, caller: &Caller) -> Vec<ToolInfo>;
 
     /// The tool `caller` means by `name`, if they may call it.
-    fn resolve(&self, caller: &Caller, name: &str) -> Option<ToolRef>;
+    fn resolve(&self, caller: &Caller, name: &str) -> Option<Target>;
 
     /// Publishes a [`Change`] whenever `tools` may return something new.
     fn changes(&self) -> broadcast::Receiver<Change>;
