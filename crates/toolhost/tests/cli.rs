@@ -487,7 +487,8 @@ fn sandbox_status_reports_every_layer() {
             "seccomp",
             "no-new-privs",
             "cgroups",
-            "rlimits"
+            "rlimits",
+            "network-supervisor"
         ]
     );
     for l in layers.as_array().unwrap() {

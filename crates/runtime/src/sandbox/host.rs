@@ -226,11 +226,12 @@ impl Sandbox {
 
     /// Where a networked tool may connect; its resolv.conf names the DNS relay.
     fn egress(&self, files: &mut [(PathBuf, String)]) -> Result<Egress, RuntimeError> {
-        if !self.has("seccomp") {
+        if !self.has("seccomp") || !self.has("network-supervisor") {
             return Err(RuntimeError::Sandbox(
-                "a tool with the network needs the seccomp layer (its connections go \
-                 through a supervisor that keeps it off the host's private networks), \
-                 and this machine does not offer it"
+                "a tool with the network needs the network supervisor (seccomp user \
+                 notification: its connections go through it, which keeps the tool off \
+                 the host's private networks), and this machine does not offer it; see \
+                 `toolhost sandbox status`"
                     .into(),
             ));
         }

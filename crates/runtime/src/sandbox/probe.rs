@@ -57,7 +57,24 @@ pub fn probe_here() -> Vec<Layer> {
         "rlimits",
         Ok("processes, open files, file size, CPU time".into()),
     ));
+    // Last: it installs the filter in this (throwaway) process.
+    layers.push(Layer::new("network-supervisor", network_supervisor()));
     layers
+}
+
+/// Whether a networked tool can run: its `connect` calls go to a supervisor through a
+/// seccomp user-notification listener.
+fn network_supervisor() -> Result<String, String> {
+    let program = super::filter::program(true)?;
+    rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
+    match super::notify::install(&program, true) {
+        Ok(_) => Ok(
+            "seccomp user notification: networked tools reach only what [sandbox] allows".into(),
+        ),
+        Err(e) => Err(format!(
+            "seccomp user notification is unavailable ({e}): tools with the network cannot run"
+        )),
+    }
 }
 
 #[allow(unsafe_code)]
