@@ -300,6 +300,35 @@ fn denied_syscalls(h: &Host, names: &[&str]) {
 }
 
 #[test]
+fn cannot_open_unusual_socket_families_or_use_the_x32_abi() {
+    let h = strict();
+    for name in ["socket_vsock", "socket_alg"] {
+        h.denied(
+            "syscall",
+            &[&format!("name={name}"), "pid=0"],
+            "Address family not supported",
+        );
+    }
+    h.denied(
+        "syscall",
+        &["name=x32_getpid", "pid=0"],
+        "Function not implemented",
+    );
+    // The families a tool has a use for, and the ordinary ABI, work.
+    h.allowed(
+        "syscall",
+        &["name=socket_inet", "pid=0"],
+        "socket_inet returned",
+    );
+    h.allowed(
+        "syscall",
+        &["name=socket_unix", "pid=0"],
+        "socket_unix returned",
+    );
+    h.allowed("syscall", &["name=getpid", "pid=0"], "getpid returned 2");
+}
+
+#[test]
 fn cannot_mount_unshare_or_make_namespaces() {
     let h = strict();
     denied_syscalls(
