@@ -4,7 +4,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 /// Installs `program` as a seccomp filter. With `listener`, its `SECCOMP_RET_USER_NOTIF`
 /// answers go to the returned descriptor. The caller must have `no_new_privs` set.
@@ -62,17 +62,8 @@ pub(super) struct Notification {
 pub(super) fn receive(listener: BorrowedFd<'_>) -> io::Result<Notification> {
     // SAFETY: seccomp_notif is plain old data; all zeroes is valid (and required by RECV).
     let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
-    // SAFETY: RECV writes one seccomp_notif into `n`, which is ours and large enough.
-    let rc = unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_RECV as _,
-            &mut n as *mut libc::seccomp_notif,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    // RECV writes one seccomp_notif into `n`.
+    ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV as _, &mut n)?;
     Ok(Notification {
         id: n.id,
         pid: n.pid,
@@ -101,33 +92,14 @@ pub(super) fn respond(listener: BorrowedFd<'_>, id: u64, reply: Reply) -> io::Re
         error,
         flags,
     };
-    // SAFETY: SEND reads one seccomp_notif_resp from `resp`, which is ours.
-    let rc = unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_SEND as _,
-            &mut resp as *mut libc::seccomp_notif_resp,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND as _, &mut resp)
 }
 
 /// Whether the notification is still pending: the thread has not been killed and its pid
 /// not reused. Checked after reading the tool's memory, before acting on what was read.
 pub(super) fn still_pending(listener: BorrowedFd<'_>, id: u64) -> bool {
     let mut id = id;
-    // SAFETY: ID_VALID reads one u64 from `id`, which is ours.
-    let rc = unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _,
-            &mut id as *mut u64,
-        )
-    };
-    rc == 0
+    ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _, &mut id).is_ok()
 }
 
 /// Copies `buf.len()` bytes of thread `pid`'s memory at `addr`; the kernel checks that
@@ -167,19 +139,8 @@ pub(super) fn replace_descriptor(
         newfd: number,
         newfd_flags: libc::O_CLOEXEC as u32,
     };
-    // SAFETY: ADDFD reads one seccomp_notif_addfd from `addfd`, which is ours; `srcfd` is
-    // a descriptor we hold open for the duration.
-    let rc = unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_ADDFD as _,
-            &mut addfd as *mut libc::seccomp_notif_addfd,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    // `srcfd` is a descriptor the caller holds open for the duration.
+    ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ADDFD as _, &mut addfd)
 }
 
 /// `connect(2)` with an address as raw bytes (a copy of the tool's, already checked),
@@ -230,8 +191,14 @@ pub(super) fn loopback_up() -> io::Result<()> {
         *dst = *src as libc::c_char;
     }
     req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-    // SAFETY: SIOCSIFFLAGS reads one ifreq from `req`, which is ours.
-    let rc = unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS as _, &mut req) };
+    ioctl(socket.as_fd(), libc::SIOCSIFFLAGS as _, &mut req)
+}
+
+/// `ioctl(2)` whose argument is one `T`: each request used here reads or writes exactly
+/// one value of the type its caller passes.
+fn ioctl<T>(fd: BorrowedFd<'_>, request: libc::Ioctl, arg: &mut T) -> io::Result<()> {
+    // SAFETY: `arg` is a live, exclusively borrowed `T`, the type the request expects.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), request, arg as *mut T) };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
