@@ -2,7 +2,12 @@
 // minimal server on the official TypeScript SDK, measured in one run with the same client;
 // then throughput with 32 concurrent HTTP clients. Prints p50, p99 and calls per second.
 //
-//   node benches/mcp/bench.mjs [--calls N] [--clients 32]   (see benches/mcp.sh)
+//   node benches/mcp/bench.mjs [--calls N] [--clients 32] [--rounds N] [--only stdio|http]
+//
+// The round trip rows call the peer and Toolhost in turn on two open connections, so both
+// meet this machine's bursts of noise alike; --rounds N repeats that with fresh servers and
+// reports the medians over the rounds (the ratio is the median of the rounds' ratios).
+
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +29,9 @@ const arg = (name, dflt) => {
 const CALLS = arg('calls', 2000);
 const CLIENTS = arg('clients', 32);
 const PER_CLIENT = arg('per-client', 200);
+const ROUNDS = arg('rounds', 1);
+const onlyAt = process.argv.indexOf('--only');
+const ONLY = onlyAt > 0 ? process.argv[onlyAt + 1] : null;
 const toolhost = process.env.TOOLHOST_BIN ?? join(repo, 'target/release/toolhost');
 
 const work = mkdtempSync(join(tmpdir(), 'toolhost-mcp-bench-'));
@@ -68,20 +76,6 @@ function stats(latencies, wallMs) {
   return { p50: at(0.5), p99: at(0.99), perSec: (latencies.length / wallMs) * 1000 };
 }
 
-/** Sequential round trips on one connection. */
-async function roundTrips(client) {
-  for (let i = 0; i < 200; i++) await echo(client, i); // warm up: worker, caches, JIT
-  const lat = [];
-  const start = performance.now();
-  for (let i = 0; i < CALLS; i++) {
-    const t = performance.now();
-    const r = await echo(client, i);
-    lat.push(performance.now() - t);
-    if (r.content[0].text !== `call ${i}`) throw new Error(`wrong result ${JSON.stringify(r)}`);
-  }
-  return stats(lat, performance.now() - start);
-}
-
 /** CLIENTS sessions calling at once, PER_CLIENT calls each. */
 async function throughput(url) {
   const clients = await Promise.all(
@@ -111,44 +105,77 @@ const row = (name, s, base) =>
     'p50 ms': s.p50.toFixed(3),
     'p99 ms': s.p99.toFixed(3),
     'calls/s': Math.round(s.perSec),
-    'p50 vs peer': base ? (s.p50 / base.p50).toFixed(2) : '',
+    'p50 vs peer': base ? (s.ratio ?? s.p50 / base.p50).toFixed(2) : '',
     'calls/s vs peer': base ? (s.perSec / base.perSec).toFixed(2) : '',
   });
 
-try {
-  const peerStdio = await connect(
-    new StdioClientTransport({ command: process.execPath, args: [join(here, 'peer_server.mjs'), 'stdio'], env }),
-  );
-  const peerS = await roundTrips(peerStdio);
-  await peerStdio.close();
-  const thStdio = await connect(
-    new StdioClientTransport({ command: toolhost, args: ['mcp', '--tools-dir', tools], env }),
-  );
-  const thS = await roundTrips(thStdio);
-  await thStdio.close();
-  row('stdio round trip: TS SDK peer', peerS);
-  row('stdio round trip: toolhost mcp', thS, peerS);
+const median = (xs) => Float64Array.from(xs).sort()[Math.floor(xs.length / 2)];
 
-  const peer = await startHttp(process.execPath, [join(here, 'peer_server.mjs'), 'http'], /listening on (\d+)\n/);
-  const th = await startHttp(toolhost, ['serve', '--listen', '127.0.0.1:0', '--tools-dir', tools], /serving MCP at (\S+) /);
-  try {
-    const pc = await connect(new StreamableHTTPClientTransport(new URL(peer.url)));
-    const peerH = await roundTrips(pc);
-    await pc.close();
-    const tc = await connect(new StreamableHTTPClientTransport(new URL(th.url)));
-    const thH = await roundTrips(tc);
-    await tc.close();
-    row('HTTP round trip: TS SDK peer', peerH);
-    row('HTTP round trip: toolhost serve', thH, peerH);
-    const peerT = await throughput(peer.url);
-    const thT = await throughput(th.url);
-    row(`HTTP, ${CLIENTS} clients: TS SDK peer`, peerT);
-    row(`HTTP, ${CLIENTS} clients: toolhost serve`, thT, peerT);
-  } finally {
-    peer.child.kill();
-    th.child.kill();
+/**
+ * Round trips of the peer and of Toolhost, both connected at once and called in turn (the
+ * order swapping every call), so that both meet the same bursts of machine noise; repeated
+ * for ROUNDS rounds with fresh servers. The ratio is the median of the rounds' p50 ratios.
+ */
+async function compare(connectPeer, connectToolhost) {
+  const peer = [];
+  const ours = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const clients = [await connectPeer(), await connectToolhost()];
+    for (const c of clients) for (let i = 0; i < 200; i++) await echo(c, i); // warm up
+    const lat = [[], []];
+    for (let i = 0; i < CALLS; i++) {
+      for (const k of i % 2 ? [1, 0] : [0, 1]) {
+        const t = performance.now();
+        const r = await echo(clients[k], i);
+        lat[k].push(performance.now() - t);
+        if (r.content[0].text !== `call ${i}`) throw new Error(`wrong result ${JSON.stringify(r)}`);
+      }
+    }
+    // Calls per second of each side: its calls over the time they took.
+    const busy = (l) => l.reduce((a, b) => a + b, 0);
+    peer.push(stats(lat[0], busy(lat[0])));
+    ours.push(stats(lat[1], busy(lat[1])));
+    await Promise.all(clients.map((c) => c.close()));
   }
-  console.log(`MCP benchmark: echo tool, ${CALLS} sequential calls per round trip row, ${CLIENTS}×${PER_CLIENT} calls for throughput`);
+  const summary = (runs) => ({
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    perSec: median(runs.map((r) => r.perSec)),
+  });
+  const ratio = median(ours.map((r, i) => r.p50 / peer[i].p50));
+  return [summary(peer), { ...summary(ours), ratio }];
+}
+
+try {
+  if (ONLY !== 'http') {
+    const [peerS, thS] = await compare(
+      () => connect(new StdioClientTransport({ command: process.execPath, args: [join(here, 'peer_server.mjs'), 'stdio'], env })),
+      () => connect(new StdioClientTransport({ command: toolhost, args: ['mcp', '--tools-dir', tools], env })),
+    );
+    row('stdio round trip: TS SDK peer', peerS);
+    row('stdio round trip: toolhost mcp', thS, peerS);
+  }
+
+  if (ONLY !== 'stdio') {
+    const peer = await startHttp(process.execPath, [join(here, 'peer_server.mjs'), 'http'], /listening on (\d+)\n/);
+    const th = await startHttp(toolhost, ['serve', '--listen', '127.0.0.1:0', '--tools-dir', tools], /serving MCP at (\S+) /);
+    try {
+      const [peerH, thH] = await compare(
+        () => connect(new StreamableHTTPClientTransport(new URL(peer.url))),
+        () => connect(new StreamableHTTPClientTransport(new URL(th.url))),
+      );
+      row('HTTP round trip: TS SDK peer', peerH);
+      row('HTTP round trip: toolhost serve', thH, peerH);
+      const peerT = await throughput(peer.url);
+      const thT = await throughput(th.url);
+      row(`HTTP, ${CLIENTS} clients: TS SDK peer`, peerT);
+      row(`HTTP, ${CLIENTS} clients: toolhost serve`, thT, peerT);
+    } finally {
+      peer.child.kill();
+      th.child.kill();
+    }
+  }
+  console.log(`MCP benchmark: echo tool, ${CALLS} sequential calls per round trip row (${ROUNDS} round(s), medians), ${CLIENTS}×${PER_CLIENT} calls for throughput`);
   console.table(rows);
 } finally {
   rmSync(work, { recursive: true, force: true });

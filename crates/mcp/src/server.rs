@@ -167,11 +167,7 @@ fn mcp_tool(t: ToolInfo) -> Tool {
 /// The runtime's result as MCP's. Content blocks are the runtime's normalised MCP blocks;
 /// one that is not valid MCP becomes an error result saying so rather than a protocol error.
 fn mcp_result(result: ToolResult) -> CallToolResult {
-    let blocks: Result<Vec<ContentBlock>, _> = result
-        .content
-        .into_iter()
-        .map(serde_json::from_value)
-        .collect();
+    let blocks: Result<Vec<ContentBlock>, _> = result.content.into_iter().map(block).collect();
     let mut r = match blocks {
         Ok(blocks) if result.is_error => CallToolResult::error(blocks),
         Ok(blocks) => CallToolResult::success(blocks),
@@ -183,6 +179,27 @@ fn mcp_result(result: ToolResult) -> CallToolResult {
     };
     r.structured_content = result.structured_content;
     r
+}
+
+/// One content block as MCP's. A plain text block (most results) is built directly;
+/// anything else goes through rmcp's deserialiser, which checks it.
+fn block(value: Value) -> Result<ContentBlock, serde_json::Error> {
+    match value {
+        Value::Object(mut map)
+            if map.len() == 2 && map.get("type").and_then(Value::as_str) == Some("text") =>
+        {
+            match map.remove("text") {
+                Some(Value::String(text)) => Ok(ContentBlock::text(text)),
+                other => {
+                    if let Some(other) = other {
+                        map.insert("text".into(), other);
+                    }
+                    serde_json::from_value(Value::Object(map))
+                }
+            }
+        }
+        other => serde_json::from_value(other),
+    }
 }
 
 /// The invalid-params error for a known method whose params are malformed.
@@ -367,6 +384,7 @@ impl ServerHandler for McpServer {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use serde_json::json;
 
     fn tools(names: &[&str]) -> Vec<ToolInfo> {
         names
@@ -382,6 +400,27 @@ mod tests {
 
     fn names(t: &[ToolInfo]) -> Vec<&str> {
         t.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    #[test]
+    fn content_blocks_are_what_rmcp_would_read() {
+        // The direct path for plain text blocks must agree with rmcp's deserialiser.
+        for block_json in [
+            json!({"type": "text", "text": "hi"}),
+            json!({"text": "", "type": "text"}),
+            json!({"type": "text", "text": "hi", "annotations": {"priority": 0.5}}),
+            json!({"type": "image", "data": "aGk=", "mimeType": "image/png"}),
+        ] {
+            let expected: ContentBlock = serde_json::from_value(block_json.clone()).unwrap();
+            assert_eq!(block(block_json).unwrap(), expected);
+        }
+        for bad in [
+            json!({"type": "text", "text": 5}),
+            json!({"type": "text", "txt": "hi"}),
+            json!({"type": "nope"}),
+        ] {
+            assert!(block(bad).is_err());
+        }
     }
 
     #[test]

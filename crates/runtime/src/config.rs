@@ -117,6 +117,15 @@ impl ToolEnv {
         dirs
     }
 
+    /// Whether `dir` lies under one of [`ToolEnv::roots_for`], without building that list:
+    /// a folder under the user's own `HOME/tools` implies that it exists. Called per call.
+    pub fn shows(&self, space: &UserSpace, dir: &Path) -> bool {
+        self.tools_dirs.iter().any(|d| dir.starts_with(d))
+            || dir
+                .strip_prefix(&space.home)
+                .is_ok_and(|rest| rest.starts_with("tools"))
+    }
+
     /// The same inside a sandbox: the seed's paths (`/officer/user`, `/officer/tools`…).
     pub fn for_view(&self, view: &View) -> Vec<(String, String)> {
         self.build(view.home(), view.tools_dirs(), view.email_db())
@@ -177,5 +186,28 @@ mod millis {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         Ok(Duration::from_millis(u64::deserialize(d)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_sees_the_runtimes_roots_and_the_users_own_tools() {
+        let env = ToolEnv {
+            tools_dirs: vec![PathBuf::from("/srv/tools")],
+            ..ToolEnv::default()
+        };
+        let space = UserSpace {
+            user: "ann".into(),
+            home: PathBuf::from("/data/ann"),
+        };
+        assert!(env.shows(&space, Path::new("/srv/tools/echo")));
+        assert!(env.shows(&space, Path::new("/data/ann/tools/mine")));
+        assert!(!env.shows(&space, Path::new("/srv/toolsets/echo")));
+        assert!(!env.shows(&space, Path::new("/data/ann/toolsx/mine")));
+        assert!(!env.shows(&space, Path::new("/data/bob/tools/theirs")));
+        assert!(!env.shows(&space, Path::new("/elsewhere/echo")));
     }
 }

@@ -110,6 +110,8 @@ struct Inner {
     versions: crate::version::CodeVersions,
     run_dir: PathBuf,
     calls: AtomicU64,
+    /// This process's id, for generated call ids (`getpid` is a system call each time).
+    pid: u32,
 }
 
 impl Drop for Inner {
@@ -170,6 +172,7 @@ impl Runtime {
             versions: crate::version::CodeVersions::default(),
             run_dir,
             calls: AtomicU64::new(0),
+            pid: std::process::id(),
         });
         let weak = Arc::downgrade(&inner);
         tokio::spawn(async move {
@@ -204,7 +207,7 @@ impl Runtime {
         let id = req
             .tool_call_id
             .clone()
-            .unwrap_or_else(|| format!("call_{}_{n}", std::process::id()));
+            .unwrap_or_else(|| format!("call_{}_{n}", self.inner.pid));
         let progress = Arc::new(ProgressQueue::default());
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let inner = Arc::clone(&self.inner);
@@ -571,13 +574,7 @@ fn in_view(
     tool: &toolhost_catalog::Tool,
     space: &UserSpace,
 ) -> Result<(), RuntimeError> {
-    if inner.launcher.sandbox.is_none()
-        || inner
-            .env
-            .roots_for(space)
-            .iter()
-            .any(|d| tool.dir.starts_with(d))
-    {
+    if inner.launcher.sandbox.is_none() || inner.env.shows(space, &tool.dir) {
         return Ok(());
     }
     Err(RuntimeError::Sandbox(format!(

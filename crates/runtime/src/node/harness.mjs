@@ -31,7 +31,12 @@ const calls = new Map();
 // Loaded entry modules by path and code version: a dynamic import() of a
 // known URL would still make a round trip to the hooks thread.
 const modules = new Map();
-const socket = net.createConnection(socketPath);
+// Frames are read with `onread` straight from one reused buffer, skipping the stream
+// machinery of 'data' events (a measurable part of a warm call's round trip).
+const socket = net.createConnection({
+  path: socketPath,
+  onread: { buffer: Buffer.allocUnsafe(64 * 1024), callback: onRead },
+});
 
 function frame(json) {
   const length = Buffer.byteLength(json, 'utf8');
@@ -217,17 +222,26 @@ function dispatch(message) {
   }
 }
 
-let buffer = Buffer.alloc(0);
-socket.on('data', (chunk) => {
-  buffer = buffer.length ? Buffer.concat([buffer, chunk]) : chunk;
-  while (buffer.length >= 4) {
-    const length = buffer.readUInt32BE(0);
-    if (buffer.length < 4 + length) break;
-    const body = buffer.subarray(4, 4 + length);
-    buffer = buffer.subarray(4 + length);
-    dispatch(JSON.parse(body.toString('utf8')));
+// The start of a frame that arrived incomplete (copied: the read buffer is reused).
+let partial = null;
+
+function onRead(length, buffer) {
+  let chunk = buffer.subarray(0, length);
+  if (partial !== null) {
+    chunk = Buffer.concat([partial, chunk]);
+    partial = null;
   }
-});
+  let at = 0;
+  while (chunk.length - at >= 4) {
+    const size = chunk.readUInt32BE(at);
+    if (chunk.length - at - 4 < size) break;
+    const body = chunk.toString('utf8', at + 4, at + 4 + size);
+    at += 4 + size;
+    dispatch(JSON.parse(body));
+  }
+  if (at < chunk.length) partial = Buffer.from(chunk.subarray(at));
+}
+
 // The host went away: nothing left to serve.
 socket.on('close', () => process.exit(0));
 socket.on('error', () => process.exit(0));
