@@ -159,6 +159,7 @@ impl Worker {
             pgid: pid,
             lease,
             view,
+            refill,
         } = spawn
             .launcher
             .start(ToolProcess {
@@ -216,6 +217,7 @@ impl Worker {
         match frame::read(&mut reader, spawn.max_frame).await {
             Ok(Some(m)) if m["type"] == "ready" => {
                 tracing::debug!(pid, node = %m["node"], user = %space.user, "Node.js worker ready");
+                drop(refill);
             }
             other => {
                 let _ = child.start_kill();

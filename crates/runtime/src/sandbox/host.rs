@@ -47,6 +47,18 @@ pub(crate) struct Launch<'a> {
     pub per_call: bool,
 }
 
+/// Replaces the spare helper a start used, when dropped. A start holds it until its tool
+/// is up (a worker ready, a per-call process done): a helper starting meanwhile would
+/// take CPU from the sandbox being built and the tool starting in it.
+#[derive(Debug)]
+pub(crate) struct Refill(Arc<Sandbox>);
+
+impl Drop for Refill {
+    fn drop(&mut self) {
+        self.0.refill();
+    }
+}
+
 pub(crate) enum LaunchArg {
     Text(String),
     Path(PathBuf),
@@ -252,10 +264,14 @@ impl Sandbox {
 
     /// Starts the sandbox `spec` describes: hands it to a spare helper, or to a new one
     /// when none is ready. The child's stdin stays open for the tool after the spec.
+    ///
+    /// The spare used is replaced when the returned [`Refill`] is dropped: once the tool
+    /// is up, so that starting the next helper does not compete with this one for CPU.
     pub(crate) async fn start(
-        &self,
+        self: &Arc<Self>,
         mut spec: Spec,
-    ) -> Result<(Child, Option<Lease>), RuntimeError> {
+    ) -> Result<(Child, Option<Lease>, Refill), RuntimeError> {
+        let refill = Refill(Arc::clone(self));
         let (mut child, lease) = match self.spares.take() {
             Some(spare) => (spare.child, spare.lease),
             None => {
@@ -278,7 +294,6 @@ impl Sandbox {
                 (child, lease)
             }
         };
-        self.refill();
         let json = serde_json::to_vec(&spec).map_err(|e| RuntimeError::Sandbox(e.to_string()))?;
         let mut frame = (json.len() as u64).to_le_bytes().to_vec();
         frame.extend_from_slice(&json);
@@ -289,7 +304,7 @@ impl Sandbox {
         written.map_err(|e| {
             RuntimeError::Sandbox(format!("cannot hand the sandbox helper its spec: {e}"))
         })?;
-        Ok((child, lease))
+        Ok((child, lease, refill))
     }
 
     /// Keeps `[sandbox] spares` helpers ready (inside a Tokio runtime; otherwise a no-op).

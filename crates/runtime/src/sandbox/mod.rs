@@ -38,7 +38,7 @@ use std::process::ExitCode;
 pub(crate) use cgroup::Lease;
 pub use config::{NetworkPolicy, Requirement, SandboxConfig};
 pub use host::Sandbox;
-pub(crate) use host::{Launch, LaunchArg};
+pub(crate) use host::{Launch, LaunchArg, Refill};
 pub use layout::View;
 pub use probe::{Layer, probe_here};
 
