@@ -1,6 +1,7 @@
 //! Helpers started ahead of need. Starting the helper (a large binary) and moving it into
 //! its cgroups (a kernel grace period per hierarchy on cgroup v1) take milliseconds that
-//! need not fall on a call: a few helpers wait, already in fresh cgroups, for the spec of the next sandbox on their stdin.
+//! need not fall on a call: a few helpers wait, already in fresh cgroups (and, on a root
+//! host, in a fresh network namespace), for the spec of the next sandbox on their stdin.
 //! A used spare is replaced once the sandbox that took it has its tool up: a helper
 //! starting meanwhile would only take CPU from it.
 
