@@ -44,8 +44,8 @@ pub(crate) struct Started {
     pub lease: Option<Lease>,
     /// How host paths appear to the process (none without a sandbox: as they are).
     pub view: Option<View>,
-    /// Drop once the process is up (or done): then the sandbox replaces the spare
-    /// helper it used.
+    /// Drop once the call that needed the process is done: then the sandbox replaces
+    /// the spare helper it used.
     pub refill: Option<Refill>,
 }
 

@@ -47,9 +47,9 @@ pub(crate) struct Launch<'a> {
     pub per_call: bool,
 }
 
-/// Replaces the spare helper a start used, when dropped. A start holds it until its tool
-/// is up (a worker ready, a per-call process done): a helper starting meanwhile would
-/// take CPU from the sandbox being built and the tool starting in it.
+/// Replaces the spare helper a start used, when dropped. The tool's owner holds it until
+/// the call that needed the sandbox is done (a worker's first call, a per-call process's
+/// run): a helper starting meanwhile would take CPU from that call.
 #[derive(Debug)]
 pub(crate) struct Refill(Arc<Sandbox>);
 
@@ -266,7 +266,8 @@ impl Sandbox {
     /// when none is ready. The child's stdin stays open for the tool after the spec.
     ///
     /// The spare used is replaced when the returned [`Refill`] is dropped: once the tool
-    /// is up, so that starting the next helper does not compete with this one for CPU.
+    /// is done with the call that needed it, so that starting the next helper does not
+    /// compete with that call for CPU.
     pub(crate) async fn start(
         self: &Arc<Self>,
         mut spec: Spec,
