@@ -10,7 +10,7 @@ use tokio::process::{Child, Command};
 
 use crate::RuntimeError;
 use crate::config::{ToolEnv, UserSpace};
-use crate::sandbox::{Launch, LaunchArg, Lease, Sandbox, View};
+use crate::sandbox::{Launch, LaunchArg, Lease, Refill, Sandbox, View};
 
 /// One tool process to start; paths are host paths.
 pub(crate) struct ToolProcess<'a> {
@@ -44,6 +44,9 @@ pub(crate) struct Started {
     pub lease: Option<Lease>,
     /// How host paths appear to the process (none without a sandbox: as they are).
     pub view: Option<View>,
+    /// Drop once the call that needed the process is done: then the sandbox replaces
+    /// the spare helper it used.
+    pub refill: Option<Refill>,
 }
 
 impl Launcher {
@@ -88,7 +91,7 @@ impl Launcher {
             },
             env,
         )?;
-        let (mut child, lease) = sandbox.start(spec).await?;
+        let (mut child, lease, refill) = sandbox.start(spec).await?;
         if !p.stdin {
             // EOF right after the spec: the tool reads nothing.
             drop(child.stdin.take());
@@ -99,6 +102,7 @@ impl Launcher {
             pgid,
             lease,
             view: Some(view),
+            refill: Some(refill),
         })
     }
 }
@@ -150,5 +154,6 @@ fn spawn(
         pgid,
         lease: None,
         view: None,
+        refill: None,
     })
 }

@@ -71,6 +71,7 @@ pub(crate) async fn spawn(
         mut child,
         pgid,
         lease,
+        refill,
         ..
     } = call
         .launcher
@@ -101,7 +102,7 @@ pub(crate) async fn spawn(
         let mut out = tokio::spawn(read_capped(stdout, max_text + 64 * 1024));
         let mut err = tokio::spawn(read_stderr(stderr, tx.clone()));
         let status = child.wait().await;
-        drop(lease);
+        drop((lease, refill));
         // Background children may keep the pipes open after the tool exits: give them a
         // moment, then end the whole group, which closes the pipes, and read what is left.
         let (mut o, mut e) = (None, None);

@@ -131,6 +131,9 @@ pub(crate) struct Worker {
     alive: AtomicBool,
     in_flight: AtomicUsize,
     last_used: Mutex<Instant>,
+    /// Replaces the spare sandbox helper this worker used, once its first call is done:
+    /// a helper starting earlier would take CPU from the call that is waiting for it.
+    refill: Mutex<Option<crate::sandbox::Refill>>,
 }
 
 static SOCKET_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -159,6 +162,7 @@ impl Worker {
             pgid: pid,
             lease,
             view,
+            refill,
         } = spawn
             .launcher
             .start(ToolProcess {
@@ -237,6 +241,7 @@ impl Worker {
             alive: AtomicBool::new(true),
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
+            refill: Mutex::new(refill),
         });
         // Output that bypasses the harness (a child process with inherited stdio) cannot
         // be tied to a call, so it is redacted with the secrets of every call in flight.
@@ -364,6 +369,12 @@ impl Worker {
             self.in_flight.fetch_sub(1, Ordering::AcqRel);
         }
         self.touch();
+        self.refill();
+    }
+
+    fn refill(&self) {
+        let refill = self.refill.lock().ok().and_then(|mut r| r.take());
+        drop(refill);
     }
 
     fn touch(&self) {
@@ -423,6 +434,7 @@ impl Worker {
 
     fn died(&self, reason: &str) {
         self.alive.store(false, Ordering::Release);
+        self.refill();
         let calls: Vec<_> = self
             .calls
             .lock()

@@ -47,6 +47,18 @@ pub(crate) struct Launch<'a> {
     pub per_call: bool,
 }
 
+/// Replaces the spare helper a start used, when dropped. The tool's owner holds it until
+/// the call that needed the sandbox is done (a worker's first call, a per-call process's
+/// run): a helper starting meanwhile would take CPU from that call.
+#[derive(Debug)]
+pub(crate) struct Refill(Arc<Sandbox>);
+
+impl Drop for Refill {
+    fn drop(&mut self) {
+        self.0.refill();
+    }
+}
+
 pub(crate) enum LaunchArg {
     Text(String),
     Path(PathBuf),
@@ -253,10 +265,15 @@ impl Sandbox {
 
     /// Starts the sandbox `spec` describes: hands it to a spare helper, or to a new one
     /// when none is ready. The child's stdin stays open for the tool after the spec.
+    ///
+    /// The spare used is replaced when the returned [`Refill`] is dropped: once the tool
+    /// is done with the call that needed it, so that starting the next helper does not
+    /// compete with that call for CPU.
     pub(crate) async fn start(
-        &self,
+        self: &Arc<Self>,
         mut spec: Spec,
-    ) -> Result<(Child, Option<Lease>), RuntimeError> {
+    ) -> Result<(Child, Option<Lease>, Refill), RuntimeError> {
+        let refill = Refill(Arc::clone(self));
         let (mut child, lease) = match self.spares.take() {
             Some(spare) => (spare.child, spare.lease),
             None => {
@@ -279,7 +296,6 @@ impl Sandbox {
                 (child, lease)
             }
         };
-        self.refill();
         let json = serde_json::to_vec(&spec).map_err(|e| RuntimeError::Sandbox(e.to_string()))?;
         let mut frame = (json.len() as u64).to_le_bytes().to_vec();
         frame.extend_from_slice(&json);
@@ -290,7 +306,7 @@ impl Sandbox {
         written.map_err(|e| {
             RuntimeError::Sandbox(format!("cannot hand the sandbox helper its spec: {e}"))
         })?;
-        Ok((child, lease))
+        Ok((child, lease, refill))
     }
 
     /// Keeps `[sandbox] spares` helpers ready (inside a Tokio runtime; otherwise a no-op).

@@ -38,7 +38,7 @@ use std::process::ExitCode;
 pub(crate) use cgroup::Lease;
 pub use config::{NetworkPolicy, Requirement, SandboxConfig};
 pub use host::Sandbox;
-pub(crate) use host::{Launch, LaunchArg};
+pub(crate) use host::{Launch, LaunchArg, Refill};
 pub use layout::View;
 pub use probe::{Layer, probe_here};
 
@@ -72,6 +72,8 @@ pub fn helper_main() -> Option<ExitCode> {
         spec::EXEC_MODE => stage1::run,
         _ => return None,
     };
+    // Work that needs no spec first: a spare helper does it before it is needed.
+    let ahead = stage1::Ahead::prepare();
     let json = match spec::read_frame() {
         Ok(json) => json,
         Err(why) => {
@@ -79,7 +81,7 @@ pub fn helper_main() -> Option<ExitCode> {
             return Some(ExitCode::from(spec::SETUP_FAILED as u8));
         }
     };
-    Some(match run(&json) {
+    Some(match run(&json, ahead) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(why) => {
             eprintln!("toolhost sandbox: {why}");

@@ -1,7 +1,10 @@
 //! Helpers started ahead of need. Starting the helper (a large binary) and moving it into
 //! its cgroups (a kernel grace period per hierarchy on cgroup v1) take milliseconds that
-//! need not fall on a call: a few helpers wait, already in fresh cgroups, for the spec of
-//! the next sandbox on their stdin.
+//! need not fall on a call: a few helpers wait, already in fresh cgroups (and, on a root
+//! host, in a fresh network namespace), for the spec of the next sandbox on their stdin.
+//! A used spare is replaced once the tool that took it is done with the call that needed
+//! it (a worker's first call, a per-call process's whole run): a helper starting
+//! meanwhile would only take CPU from that call.
 
 use std::path::Path;
 use std::process::Stdio;

@@ -9,7 +9,7 @@ use std::os::unix::process::ExitStatusExt;
 use rustix::fs::{Mode, OFlags};
 use rustix::mount::OpenTreeFlags;
 use rustix::process::{Pid, Signal, WaitOptions};
-use rustix::thread::UnshareFlags;
+use rustix::thread::{LinkNameSpaceType, UnshareFlags};
 
 use super::egress::Egress;
 use super::fds::{self, Forked};
@@ -17,11 +17,58 @@ use super::spec::Spec;
 use super::supervise::Supervisor;
 use super::{dns, handoff, stage2};
 
+/// What the first stage does before its spec arrives, the same for every sandbox: in a
+/// spare helper, off the path of the call that will use it.
+pub(super) struct Ahead {
+    /// On a root host, the helper has left the host's network namespace for a fresh,
+    /// empty one: the costliest namespace to make (most of a millisecond). The host's
+    /// user namespace owns it, in which the tool holds no capability, so the tool can
+    /// configure it no more than one of its own (it drops every capability anyway).
+    /// This is the way back, for a tool with the network.
+    host_network: Option<OwnedFd>,
+}
+
+impl Ahead {
+    pub(super) fn prepare() -> Ahead {
+        // Should this fail, the namespace is made later, with the others.
+        Ahead {
+            host_network: fresh_network().ok(),
+        }
+    }
+}
+
+fn fresh_network() -> rustix::io::Result<OwnedFd> {
+    if !rustix::process::getuid().is_root() {
+        // Only a user namespace of its own, made once the spec is known, lets it.
+        return Err(rustix::io::Errno::PERM);
+    }
+    let host = rustix::fs::open(
+        "/proc/self/ns/net",
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    fds::unshare(UnshareFlags::NEWNET)?;
+    Ok(host)
+}
+
 /// Runs the first stage and returns the exit status to leave with (or re-raises the
 /// signal that ended the tool).
-pub(super) fn run(json: &str) -> Result<i32, String> {
+pub(super) fn run(json: &str, ahead: Ahead) -> Result<i32, String> {
     let spec: Spec =
         serde_json::from_str(json).map_err(|e| format!("invalid sandbox spec: {e}"))?;
+
+    let network_made = match (ahead.host_network, &spec.network) {
+        (Some(host), Some(_)) => {
+            rustix::thread::move_into_link_name_space(
+                host.as_fd(),
+                Some(LinkNameSpaceType::Network),
+            )
+            .map_err(|e| format!("returning to the host's network namespace: {e}"))?;
+            false
+        }
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
 
     for cg in &spec.cgroups {
         let procs = cg.join("cgroup.procs");
@@ -63,7 +110,7 @@ pub(super) fn run(json: &str) -> Result<i32, String> {
         | UnshareFlags::NEWCGROUP;
     // A networked tool's namespace is made by PID 1, which keeps this stage on the
     // host's network, where the supervisor makes the tool's outside connections.
-    if spec.network.is_none() {
+    if spec.network.is_none() && !network_made {
         flags |= UnshareFlags::NEWNET;
     }
     fds::unshare(flags).map_err(|e| format!("unshare({flags:?}): {e}"))?;
