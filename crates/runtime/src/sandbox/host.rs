@@ -286,13 +286,16 @@ impl Sandbox {
                 };
                 // The helper joins its cgroups itself, before it forks.
                 spec.cgroups = lease.as_ref().map(|l| l.dirs.clone()).unwrap_or_default();
-                let child =
+                let mut child =
                     spares::command(&self.helper)
                         .spawn()
                         .map_err(|e| RuntimeError::Spawn {
                             program: self.helper.clone(),
                             source: e,
                         })?;
+                spares::started(&mut child)
+                    .await
+                    .map_err(RuntimeError::Sandbox)?;
                 (child, lease)
             }
         };

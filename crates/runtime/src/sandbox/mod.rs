@@ -74,6 +74,12 @@ pub fn helper_main() -> Option<ExitCode> {
     };
     // Work that needs no spec first: a spare helper does it before it is needed.
     let ahead = stage1::Ahead::prepare();
+    // Tells the host this helper is started: the first byte of its stdout, before the
+    // tool's.
+    if let Err(e) = rustix::io::write(rustix::stdio::stdout(), &[spec::READY]) {
+        eprintln!("toolhost sandbox: cannot signal readiness: {e}");
+        return Some(ExitCode::from(spec::SETUP_FAILED as u8));
+    }
     let json = match spec::read_frame() {
         Ok(json) => json,
         Err(why) => {

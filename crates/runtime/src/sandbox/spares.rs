@@ -14,7 +14,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::Notify;
 
 use super::cgroup::{Cgroups, Lease};
-use super::spec::EXEC_MODE;
+use super::spec::{EXEC_MODE, READY};
 
 /// A helper waiting for its spec, with the cgroups it already sits in.
 #[derive(Debug)]
@@ -118,10 +118,11 @@ async fn start(
     cgroups: Option<&Cgroups>,
     limits: GroupLimits,
 ) -> Result<Spare, String> {
-    let child = command(helper)
+    let mut child = command(helper)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", helper.display()))?;
     let Some(cgroups) = cgroups else {
+        started(&mut child).await?;
         return Ok(Spare { child, lease: None });
     };
     let lease = cgroups.lease(limits.memory, limits.processes)?;
@@ -136,8 +137,28 @@ async fn start(
     })
     .await
     .map_err(|e| e.to_string())??;
+    started(&mut child).await?;
     Ok(Spare {
         child,
         lease: Some(lease),
     })
+}
+
+/// Waits until a helper has started (loaded, and done what needs no spec): until then a
+/// spare is not ready, and a sandbox handed to it would wait on its start-up.
+pub(crate) async fn started(child: &mut Child) -> Result<(), String> {
+    use tokio::io::AsyncReadExt;
+    let mut byte = [0u8; 1];
+    let read = match child.stdout.as_mut() {
+        Some(stdout) => stdout.read_exact(&mut byte).await.map(drop),
+        None => Err(std::io::Error::other("no stdout")),
+    };
+    match read {
+        Ok(()) if byte[0] == READY => Ok(()),
+        Ok(()) => Err(format!(
+            "the sandbox helper started with {:?}, not its ready byte",
+            byte[0]
+        )),
+        Err(e) => Err(format!("the sandbox helper did not start: {e}")),
+    }
 }

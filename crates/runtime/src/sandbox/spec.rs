@@ -13,6 +13,8 @@ use super::egress::Egress;
 
 /// The argument that starts the helper's first stage.
 pub const EXEC_MODE: &str = "__sandbox-exec";
+/// The byte a started helper writes on its stdout before it reads its spec.
+pub const READY: u8 = b'R';
 /// Exit status of a helper that could not build the sandbox.
 pub const SETUP_FAILED: i32 = 125;
 
