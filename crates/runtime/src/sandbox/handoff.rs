@@ -7,7 +7,7 @@
 use std::os::fd::{AsFd, OwnedFd};
 
 use rustix::pipe::PipeFlags;
-use rustix::process::{Pid, PidfdFlags, PidfdGetfdFlags};
+use rustix::process::PidfdGetfdFlags;
 
 /// The first stage's ends.
 pub(super) struct Parent {
@@ -59,8 +59,9 @@ impl Child {
 }
 
 impl Parent {
-    /// Copies the descriptors PID 1 (`init`) names; `None` if it failed before it could.
-    pub(super) fn receive(&self, init: Pid) -> Result<Option<[OwnedFd; 2]>, String> {
+    /// Copies the descriptors PID 1 (its pidfd `init`) names; `None` if it failed before
+    /// it could.
+    pub(super) fn receive(&self, init: &OwnedFd) -> Result<Option<[OwnedFd; 2]>, String> {
         let mut message = [0u8; 8];
         let mut got = 0;
         while got < message.len() {
@@ -71,12 +72,10 @@ impl Parent {
                 Err(e) => return Err(format!("reading from the sandbox: {e}")),
             }
         }
-        let pidfd = rustix::process::pidfd_open(init, PidfdFlags::empty())
-            .map_err(|e| format!("pidfd_open: {e}"))?;
         let copy = |at: usize| {
             let mut n = [0u8; 4];
             n.copy_from_slice(&message[at..at + 4]);
-            rustix::process::pidfd_getfd(&pidfd, i32::from_le_bytes(n), PidfdGetfdFlags::empty())
+            rustix::process::pidfd_getfd(init, i32::from_le_bytes(n), PidfdGetfdFlags::empty())
                 .map_err(|e| format!("pidfd_getfd: {e}"))
         };
         Ok(Some([copy(0)?, copy(4)?]))

@@ -192,11 +192,11 @@ fn supervise(
     proc: OwnedFd,
 ) -> Result<(), String> {
     use rustix::event::{PollFd, PollFlags};
-    let Some([listener, dns]) = parent.receive(init)? else {
-        return Ok(());
-    };
     let init_fd = rustix::process::pidfd_open(init, rustix::process::PidfdFlags::empty())
         .map_err(|e| format!("pidfd_open: {e}"))?;
+    let Some([listener, dns]) = parent.receive(&init_fd)? else {
+        return Ok(());
+    };
     let resolvers = egress.dns.clone();
     let supervisor = Supervisor::new(listener, egress, proc)
         .map_err(|e| format!("cannot start the network supervisor: {e}"))?;
