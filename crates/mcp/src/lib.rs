@@ -5,7 +5,8 @@
 //!   (through the runtime, with progress and cancellation), and tells clients when the
 //!   tool list changes: `notifications/tools/list_changed` on 2025-11-25 sessions, and on
 //!   `subscriptions/listen` streams for the stateless 2026-07-28 revision.
-//! - [`serve_stdio`] runs one session on stdin/stdout.
+//! - [`serve_stdio`] runs one session on stdin/stdout (non-blocking whether the client
+//!   gave us pipes or, as Node.js does, sockets).
 //! - [`http::router`] is the `/mcp` endpoint for `toolhost serve`: bearer tokens map a
 //!   request to its [`Caller`], `Host` and `Origin` are validated, bodies are capped.
 //! - [`CatalogSource`] is the tool source backed by the catalog: global tools, overridden
@@ -18,6 +19,7 @@ mod catalog_source;
 pub mod http;
 mod server;
 mod source;
+mod std_streams;
 mod stdio;
 pub mod tokens;
 

@@ -22,8 +22,7 @@ pub async fn serve_stdio(
 ) -> Result<(), rmcp::service::ServerInitializeError> {
     let session = server.session();
     let gone = session.session_token();
-    // Pipes (what clients give their servers) are read without a blocking thread per read.
-    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let (stdin, stdout) = crate::std_streams::std_streams();
     let stdin = EofSignal {
         inner: stdin,
         eof: gone.clone(),

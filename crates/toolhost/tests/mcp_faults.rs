@@ -9,8 +9,10 @@ mod common;
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -18,26 +20,52 @@ use common::{Fixture, Server};
 use raw_http::{MCP_POST, Session, read_until, send};
 use serde_json::{Value, json};
 
+/// How the client connects the server's stdin and stdout: pipes (Python, most shells) or
+/// Unix socket pairs (Node.js), which Toolhost reads and writes by different code.
+#[derive(Clone, Copy)]
+enum Wiring {
+    Pipes,
+    Sockets,
+}
+
 /// `toolhost mcp` with its stdout read line by line on a thread.
 struct Stdio_ {
     child: Child,
-    stdin: Option<ChildStdin>,
+    stdin: Option<Box<dyn Write>>,
     lines: mpsc::Receiver<Value>,
 }
 
 impl Stdio_ {
-    fn start(f: &Fixture) -> Stdio_ {
-        let mut child = f
-            .toolhost()
+    fn start(f: &Fixture, wiring: Wiring) -> Stdio_ {
+        let mut command = f.toolhost();
+        command
             .args(["mcp", "--data"])
             .arg(f.data())
             .args(["--user", "tester"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+            .stderr(Stdio::null());
+        let (mut child, stdin, stdout): (Child, Box<dyn Write>, Box<dyn Read + Send>) =
+            match wiring {
+                Wiring::Pipes => {
+                    command.stdin(Stdio::piped()).stdout(Stdio::piped());
+                    let mut child = command.spawn().unwrap();
+                    let stdin = child.stdin.take().unwrap();
+                    let stdout = child.stdout.take().unwrap();
+                    (child, Box::new(stdin), Box::new(stdout))
+                }
+                Wiring::Sockets => {
+                    let (ours_in, theirs_in) = UnixStream::pair().unwrap();
+                    let (ours_out, theirs_out) = UnixStream::pair().unwrap();
+                    command
+                        .stdin(OwnedFd::from(theirs_in))
+                        .stdout(OwnedFd::from(theirs_out));
+                    let child = command.spawn().unwrap();
+                    // Our copies of the server's ends go with `command`, so that closing
+                    // `ours_in` is an end of file for the server.
+                    drop(command);
+                    (child, Box::new(ours_in), Box::new(ours_out))
+                }
+            };
+        let stdout = BufReader::new(stdout);
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in stdout.lines() {
@@ -50,7 +78,7 @@ impl Stdio_ {
             }
         });
         Stdio_ {
-            stdin: child.stdin.take(),
+            stdin: Some(stdin),
             child,
             lines,
         }
@@ -91,8 +119,17 @@ fn call(id: u64, name: &str, args: Value) -> String {
 
 #[test]
 fn stdio_answers_bad_input_and_cancels_calls_when_the_client_goes_away() {
+    stdio_faults(Wiring::Pipes);
+}
+
+#[test]
+fn stdio_over_sockets_answers_bad_input_and_cancels_calls_when_the_client_goes_away() {
+    stdio_faults(Wiring::Sockets);
+}
+
+fn stdio_faults(wiring: Wiring) {
     let f = Fixture::new();
-    let mut s = Stdio_::start(&f);
+    let mut s = Stdio_::start(&f, wiring);
     s.send("garbage{");
     s.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
     assert_eq!(s.response(1)["result"]["serverInfo"]["name"], "toolhost");
