@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use rustix::fs::FileType;
-use rustix::net::{RecvFlags, SendFlags};
+use rustix::net::{RecvFlags, SendFlags, SocketType};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -43,10 +43,13 @@ struct Socket {
 }
 
 impl Socket {
-    /// A duplicate of `fd` registered with the reactor, if it is a socket.
+    /// A duplicate of `fd` registered with the reactor, if it is a stream socket (a
+    /// datagram or sequenced-packet socket would cut messages at our buffer's size).
     fn dup(fd: std::os::fd::BorrowedFd<'_>) -> Option<Self> {
         let stat = rustix::fs::fstat(fd).ok()?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::Socket {
+        if FileType::from_raw_mode(stat.st_mode) != FileType::Socket
+            || rustix::net::sockopt::socket_type(fd).ok()? != SocketType::STREAM
+        {
             return None;
         }
         let own = rustix::io::fcntl_dupfd_cloexec(fd, 0).ok()?;
@@ -143,8 +146,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_pipe_is_not_taken_for_a_socket() {
+    async fn only_stream_sockets_are_taken() {
         let (read, _write) = rustix::pipe::pipe().unwrap();
-        assert!(Socket::dup(read.as_fd()).is_none());
+        assert!(Socket::dup(read.as_fd()).is_none(), "a pipe");
+        let (packets, _other) = std::os::unix::net::UnixDatagram::pair().unwrap();
+        assert!(Socket::dup(packets.as_fd()).is_none(), "a datagram socket");
     }
 }

@@ -28,6 +28,8 @@ enum Wiring {
     Sockets,
 }
 
+type Reader = Box<dyn Read + Send>;
+
 /// `toolhost mcp` with its stdout read line by line on a thread.
 struct Stdio_ {
     child: Child,
@@ -43,28 +45,27 @@ impl Stdio_ {
             .arg(f.data())
             .args(["--user", "tester"])
             .stderr(Stdio::null());
-        let (mut child, stdin, stdout): (Child, Box<dyn Write>, Box<dyn Read + Send>) =
-            match wiring {
-                Wiring::Pipes => {
-                    command.stdin(Stdio::piped()).stdout(Stdio::piped());
-                    let mut child = command.spawn().unwrap();
-                    let stdin = child.stdin.take().unwrap();
-                    let stdout = child.stdout.take().unwrap();
-                    (child, Box::new(stdin), Box::new(stdout))
-                }
-                Wiring::Sockets => {
-                    let (ours_in, theirs_in) = UnixStream::pair().unwrap();
-                    let (ours_out, theirs_out) = UnixStream::pair().unwrap();
-                    command
-                        .stdin(OwnedFd::from(theirs_in))
-                        .stdout(OwnedFd::from(theirs_out));
-                    let child = command.spawn().unwrap();
-                    // Our copies of the server's ends go with `command`, so that closing
-                    // `ours_in` is an end of file for the server.
-                    drop(command);
-                    (child, Box::new(ours_in), Box::new(ours_out))
-                }
-            };
+        let (mut child, stdin, stdout): (Child, Box<dyn Write>, Reader) = match wiring {
+            Wiring::Pipes => {
+                command.stdin(Stdio::piped()).stdout(Stdio::piped());
+                let mut child = command.spawn().unwrap();
+                let stdin = child.stdin.take().unwrap();
+                let stdout = child.stdout.take().unwrap();
+                (child, Box::new(stdin), Box::new(stdout))
+            }
+            Wiring::Sockets => {
+                let (ours_in, theirs_in) = UnixStream::pair().unwrap();
+                let (ours_out, theirs_out) = UnixStream::pair().unwrap();
+                command
+                    .stdin(OwnedFd::from(theirs_in))
+                    .stdout(OwnedFd::from(theirs_out));
+                let child = command.spawn().unwrap();
+                // Our copies of the server's ends go with `command`, so that closing
+                // `ours_in` is an end of file for the server.
+                drop(command);
+                (child, Box::new(ours_in), Box::new(ours_out))
+            }
+        };
         let stdout = BufReader::new(stdout);
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
