@@ -45,7 +45,7 @@ impl Stdio_ {
             .arg(f.data())
             .args(["--user", "tester"])
             .stderr(Stdio::null());
-        let (mut child, stdin, stdout): (Child, Box<dyn Write>, Reader) = match wiring {
+        let (child, stdin, stdout): (Child, Box<dyn Write>, Reader) = match wiring {
             Wiring::Pipes => {
                 command.stdin(Stdio::piped()).stdout(Stdio::piped());
                 let mut child = command.spawn().unwrap();
