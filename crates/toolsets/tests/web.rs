@@ -11,6 +11,11 @@ use toolhost_toolsets::{BootOptions, CorePlugins, Grant, Registry, ToolsetsConfi
 
 /// A small HTTP/1.1 server: one response per connection, chosen by path.
 async fn serve() -> SocketAddr {
+    serve_robots_from(None).await
+}
+
+/// The same server, but with its robots.txt redirected to `robots`' if given.
+async fn serve_robots_from(robots: Option<SocketAddr>) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -33,6 +38,11 @@ async fn serve() -> SocketAddr {
                     .map(|i| format!("<p>Paragraph {i} of the long page.</p>"))
                     .collect();
                 let (status, headers, body) = match path.as_str() {
+                    "/robots.txt" if let Some(other) = robots => (
+                        "301 Moved Permanently",
+                        format!("location: http://{other}/robots.txt\r\n"),
+                        String::new(),
+                    ),
                     "/robots.txt" => (
                         "200 OK",
                         "content-type: text/plain\r\n".to_string(),
@@ -51,6 +61,12 @@ async fn serve() -> SocketAddr {
                         "secret".into(),
                     ),
                     "/to-page" => ("302 Found", "location: /page\r\n".into(), String::new()),
+                    "/to-secret" => (
+                        "302 Found",
+                        "location: /private/secret\r\n".into(),
+                        String::new(),
+                    ),
+                    "/loop" => ("302 Found", "location: /loop\r\n".into(), String::new()),
                     "/to-metadata" => (
                         "302 Found",
                         "location: http://169.254.169.254/latest/meta-data\r\n".into(),
@@ -210,6 +226,40 @@ async fn loopback_is_refused_unless_allowed_and_robots_txt_is_honoured() {
         .fetch(json!({"url": format!("http://{addr}/private/secret")}))
         .await;
     assert_eq!(r.joined_text(), "secret");
+}
+
+#[tokio::test]
+async fn every_redirect_hop_is_checked_against_robots_txt() {
+    let addr = serve().await;
+    let w = web(json!({"allow_loopback": true}));
+    let r = w
+        .fetch(json!({"url": format!("http://{addr}/to-secret")}))
+        .await;
+    assert!(
+        r.is_error
+            && r.joined_text().contains("robots.txt")
+            && r.joined_text().contains("/private/secret"),
+        "{r:?}"
+    );
+    let r = w.fetch(json!({"url": format!("http://{addr}/loop")})).await;
+    assert!(
+        r.is_error && r.joined_text().contains("more than 5 times"),
+        "{r:?}"
+    );
+
+    // A robots.txt behind a redirect is followed there (RFC 9309), not taken as missing.
+    let other = serve_robots_from(Some(addr)).await;
+    let r = w
+        .fetch(json!({"url": format!("http://{other}/page"), "max_length": 100}))
+        .await;
+    assert!(!r.is_error, "{r:?}");
+    let r = w
+        .fetch(json!({"url": format!("http://{other}/private/secret")}))
+        .await;
+    assert!(
+        r.is_error && r.joined_text().contains("robots.txt"),
+        "{r:?}"
+    );
 }
 
 #[test]

@@ -21,6 +21,7 @@ use crate::tool::{Annotations, Tool};
 const DEFAULT_LENGTH: usize = 20_000;
 const MAX_LENGTH: usize = 100_000;
 const ROBOTS_TTL: Duration = Duration::from_secs(3600);
+const ROBOTS_REDIRECTS: usize = 5;
 
 #[derive(Deserialize, JsonSchema)]
 struct FetchArgs {
@@ -68,22 +69,9 @@ impl Fetcher {
             allow_private: settings.allow_private,
             allow_loopback: settings.allow_loopback,
         };
-        let max_redirects = settings.max_redirects;
-        let policy = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() > max_redirects {
-                return attempt.error(format!("more than {max_redirects} redirects"));
-            }
-            match egress.check_url(attempt.url()) {
-                Ok(()) => attempt.follow(),
-                Err(e) => {
-                    let to = attempt.url().to_string();
-                    attempt.error(format!("redirect to {to} {e}"))
-                }
-            }
-        });
         let client = reqwest::Client::builder()
             .user_agent(settings.user_agent.clone())
-            .redirect(policy)
+            .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .timeout(settings.timeout)
             .connect_timeout(Duration::from_secs(10))
@@ -101,43 +89,61 @@ impl Fetcher {
     async fn fetch(&self, args: FetchArgs, ctx: &NativeContext) -> Result<Value, ToolError> {
         let url = Url::parse(args.url.trim())
             .map_err(|e| ToolError::InvalidArguments(format!("not a URL: {e}")))?;
-        self.egress.check_url(&url).map_err(ToolError::Refused)?;
-        // Say so plainly when the host itself is refused (the connector checks it again,
-        // on the addresses it actually connects to).
-        if let Some(url::Host::Domain(host)) = url.host() {
-            let port = url.port_or_known_default().unwrap_or(80);
-            self.egress.resolve(host, port).await.map_err(|e| {
-                if e.starts_with("refused") {
-                    ToolError::Refused(e.trim_start_matches("refused: ").to_string())
-                } else {
-                    ToolError::Failed(e)
-                }
-            })?;
-        }
-        if self.settings.respect_robots {
-            let robots = self.robots_for(&url).await;
-            let path = match url.query() {
-                Some(q) => format!("{}?{q}", url.path()),
-                None => url.path().to_string(),
-            };
-            if !robots.allows(&path) {
-                return Err(ToolError::Refused(format!(
-                    "robots.txt of {} disallows {path} for this agent",
-                    url.origin().ascii_serialization()
+        // Redirects are followed here, not by reqwest, so that every hop passes the same
+        // checks as the first URL: the egress guard and the target site's robots.txt.
+        let mut at = url.clone();
+        let mut hops = 0;
+        // One deadline for the fetch, redirects included: each hop gets what is left.
+        let deadline = Instant::now() + self.settings.timeout;
+        let response = loop {
+            self.admit(&at).await?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ToolError::Failed(format!(
+                    "{url} timed out after {:?} (at {at})",
+                    self.settings.timeout
                 )));
             }
-        }
-        ctx.progress(format!("fetching {url}"));
-        let response = self
-            .client
-            .get(url.clone())
-            .header(
-                reqwest::header::ACCEPT,
-                "text/html, text/plain;q=0.9, */*;q=0.5",
-            )
-            .send()
-            .await
-            .map_err(|e| ToolError::Failed(describe(&e)))?;
+            ctx.progress(format!("fetching {at}"));
+            let response = self
+                .client
+                .get(at.clone())
+                .timeout(left)
+                .header(
+                    reqwest::header::ACCEPT,
+                    "text/html, text/plain;q=0.9, */*;q=0.5",
+                )
+                .send()
+                .await
+                .map_err(|e| ToolError::Failed(describe(&e)))?;
+            let status = response.status();
+            if !status.is_redirection() {
+                break response;
+            }
+            let Some(location) = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+            else {
+                break response;
+            };
+            let next = at.join(location).map_err(|_| {
+                ToolError::Failed(format!(
+                    "{at} answered {status} with an unusable Location {location:?}"
+                ))
+            })?;
+            hops += 1;
+            if hops > self.settings.max_redirects {
+                return Err(ToolError::Failed(format!(
+                    "{url} redirects more than {} times (last to {next})",
+                    self.settings.max_redirects
+                )));
+            }
+            self.egress
+                .check_url(&next)
+                .map_err(|e| ToolError::Refused(format!("redirect to {next} {e}")))?;
+            at = next;
+        };
         let status = response.status();
         let final_url = response.url().to_string();
         let content_type = response
@@ -146,27 +152,6 @@ impl Fetcher {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_string();
-        if status.is_redirection() {
-            // reqwest hands back redirects it will not follow (to a scheme it does not
-            // speak, say) without asking the policy: check them here the same way.
-            let location = response
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let target = Url::parse(&final_url).and_then(|base| base.join(location));
-            return Err(match target {
-                Ok(t) => match self.egress.check_url(&t) {
-                    Err(e) => ToolError::Refused(format!("redirect to {t} {e}")),
-                    Ok(()) => ToolError::Failed(format!(
-                        "{final_url} redirects to {t}, which was not followed"
-                    )),
-                },
-                Err(_) => ToolError::Failed(format!(
-                    "{final_url} answered {status} with an unusable Location {location:?}"
-                )),
-            });
-        }
         let (body, cut) = read_capped(response, self.settings.max_bytes).await?;
         if !status.is_success() {
             let snippet: String = body.chars().take(300).collect();
@@ -194,6 +179,37 @@ impl Fetcher {
         ))
     }
 
+    /// Refuses a URL the egress guard or its site's robots.txt does not allow.
+    async fn admit(&self, url: &Url) -> Result<(), ToolError> {
+        self.egress.check_url(url).map_err(ToolError::Refused)?;
+        // Say so plainly when the host itself is refused (the connector checks it again,
+        // on the addresses it actually connects to).
+        if let Some(url::Host::Domain(host)) = url.host() {
+            let port = url.port_or_known_default().unwrap_or(80);
+            self.egress.resolve(host, port).await.map_err(|e| {
+                if e.starts_with("refused") {
+                    ToolError::Refused(e.trim_start_matches("refused: ").to_string())
+                } else {
+                    ToolError::Failed(e)
+                }
+            })?;
+        }
+        if self.settings.respect_robots {
+            let robots = self.robots_for(url).await;
+            let path = match url.query() {
+                Some(q) => format!("{}?{q}", url.path()),
+                None => url.path().to_string(),
+            };
+            if !robots.allows(&path) {
+                return Err(ToolError::Refused(format!(
+                    "robots.txt of {} disallows {path} for this agent",
+                    url.origin().ascii_serialization()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     async fn robots_for(&self, url: &Url) -> Robots {
         let origin = url.origin().ascii_serialization();
         if let Ok(cache) = self.robots.lock()
@@ -209,13 +225,13 @@ impl Fetcher {
             .next()
             .unwrap_or("Toolhost")
             .to_string();
-        let robots = match self.client.get(format!("{origin}/robots.txt")).send().await {
-            Ok(r) if r.status().is_success() => match read_capped(r, 512 * 1024).await {
+        let robots = match self.get_robots_txt(&origin).await {
+            Some(r) if r.status().is_success() => match read_capped(r, 512 * 1024).await {
                 Ok((text, _)) => Robots::parse(&text, &token),
                 Err(_) => Robots::disallow_all(),
             },
             // RFC 9309: a 4xx means there are no rules; anything else, assume the worst.
-            Ok(r) if r.status().is_client_error() => Robots::allow_all(),
+            Some(r) if r.status().is_client_error() => Robots::allow_all(),
             _ => Robots::disallow_all(),
         };
         if let Ok(mut cache) = self.robots.lock() {
@@ -225,6 +241,26 @@ impl Fetcher {
             cache.insert(origin, (Instant::now(), robots.clone()));
         }
         robots
+    }
+
+    /// GETs `origin/robots.txt`, following up to five redirects (RFC 9309 asks for at
+    /// least five) to addresses the egress guard allows. `None` if it cannot be had.
+    async fn get_robots_txt(&self, origin: &str) -> Option<reqwest::Response> {
+        let mut at = Url::parse(&format!("{origin}/robots.txt")).ok()?;
+        for _ in 0..=ROBOTS_REDIRECTS {
+            let response = self.client.get(at.clone()).send().await.ok()?;
+            if !response.status().is_redirection() {
+                return Some(response);
+            }
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)?
+                .to_str()
+                .ok()?;
+            at = at.join(location).ok()?;
+            self.egress.check_url(&at).ok()?;
+        }
+        None
     }
 }
 
