@@ -62,13 +62,19 @@ pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axu
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_sse_retry(None)
         .with_cancellation_token(options.stop.child_token());
     let mut router = axum::Router::new();
     for (path, server) in servers {
+        // A closed stream cancels its call (`watch_stream`), so there is nothing to resume:
+        // no priming events (here and in `config`) inviting clients to reconnect with
+        // Last-Event-ID.
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.sse_retry = None;
         let service: StreamableHttpService<McpServer, LocalSessionManager> =
             StreamableHttpService::new(
                 move || Ok(server.session()),
-                Arc::new(LocalSessionManager::default()),
+                Arc::new(sessions),
                 config.clone(),
             );
         router = router.nest_service(&path, service);

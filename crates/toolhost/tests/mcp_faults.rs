@@ -240,6 +240,8 @@ fn http_rejects_malformed_oversized_and_cross_origin_requests() {
     assert!(r.body.contains("-32602"), "{}", r.body);
     let r = session.post(&call(4, "echo", json!({"text": "ok"})));
     assert!(r.body.contains(r#""text":"ok""#), "{}", r.body);
+    // A closed stream cancels its call, so nothing invites the client to resume one.
+    assert!(!r.body.contains("retry:"), "a priming event: {}", r.body);
 }
 
 #[test]
