@@ -3,6 +3,7 @@
 // then throughput with 32 concurrent HTTP clients. Prints p50, p99 and calls per second.
 //
 //   node benches/mcp/bench.mjs [--calls N] [--clients 32] [--rounds N] [--only stdio|http]
+//                              [--unsandboxed]
 //
 // The round trip rows call the peer and Toolhost in turn on two open connections, so both
 // meet this machine's bursts of noise alike; --rounds N repeats that with fresh servers and
@@ -10,7 +11,7 @@
 
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +34,8 @@ const ROUNDS = arg('rounds', 1);
 const onlyAt = process.argv.indexOf('--only');
 const ONLY = onlyAt > 0 ? process.argv[onlyAt + 1] : null;
 const toolhost = process.env.TOOLHOST_BIN ?? join(repo, 'target/release/toolhost');
+// --unsandboxed adds a stdio row for Toolhost with the sandbox off, to see what it costs.
+const UNSANDBOXED = process.argv.includes('--unsandboxed');
 
 const work = mkdtempSync(join(tmpdir(), 'toolhost-mcp-bench-'));
 const tools = join(work, 'tools');
@@ -47,6 +50,8 @@ const env = {
 };
 delete env.PI_TOOLS_DIRS;
 delete env.TOOLHOST_CONFIG;
+const unsandboxed = join(work, 'unsandboxed.toml');
+writeFileSync(unsandboxed, '[sandbox]\nenabled = false\n');
 
 /** Starts a server that prints its URL (or port) to stderr; resolves with the URL. */
 function startHttp(command, args, pattern) {
@@ -112,19 +117,21 @@ const row = (name, s, base) =>
 const median = (xs) => Float64Array.from(xs).sort()[Math.floor(xs.length / 2)];
 
 /**
- * Round trips of the peer and of Toolhost, both connected at once and called in turn (the
- * order swapping every call), so that both meet the same bursts of machine noise; repeated
- * for ROUNDS rounds with fresh servers. The ratio is the median of the rounds' p50 ratios.
+ * Round trips of the peer (first) and of each other server, all connected at once and
+ * called in turn (the order rotating every call), so that all meet the same bursts of
+ * machine noise; repeated for ROUNDS rounds with fresh servers. Each ratio is the median
+ * of the rounds' p50 ratios to the peer.
  */
-async function compare(connectPeer, connectToolhost) {
-  const peer = [];
-  const ours = [];
+async function compare(...connectors) {
+  const runs = connectors.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
-    const clients = [await connectPeer(), await connectToolhost()];
+    const clients = [];
+    for (const c of connectors) clients.push(await c());
     for (const c of clients) for (let i = 0; i < 200; i++) await echo(c, i); // warm up
-    const lat = [[], []];
+    const lat = clients.map(() => []);
     for (let i = 0; i < CALLS; i++) {
-      for (const k of i % 2 ? [1, 0] : [0, 1]) {
+      for (let j = 0; j < clients.length; j++) {
+        const k = (i + j) % clients.length;
         const t = performance.now();
         const r = await echo(clients[k], i);
         lat[k].push(performance.now() - t);
@@ -133,27 +140,29 @@ async function compare(connectPeer, connectToolhost) {
     }
     // Calls per second of each side: its calls over the time they took.
     const busy = (l) => l.reduce((a, b) => a + b, 0);
-    peer.push(stats(lat[0], busy(lat[0])));
-    ours.push(stats(lat[1], busy(lat[1])));
+    lat.forEach((l, k) => runs[k].push(stats(l, busy(l))));
     await Promise.all(clients.map((c) => c.close()));
   }
-  const summary = (runs) => ({
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
-    perSec: median(runs.map((r) => r.perSec)),
-  });
-  const ratio = median(ours.map((r, i) => r.p50 / peer[i].p50));
-  return [summary(peer), { ...summary(ours), ratio }];
+  return runs.map((rs) => ({
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    perSec: median(rs.map((r) => r.perSec)),
+    ratio: median(rs.map((r, i) => r.p50 / runs[0][i].p50)),
+  }));
 }
 
 try {
   if (ONLY !== 'http') {
-    const [peerS, thS] = await compare(
+    const toolhostMcp = (extra) => () =>
+      connect(new StdioClientTransport({ command: toolhost, args: ['mcp', '--tools-dir', tools], env: { ...env, ...extra } }));
+    const [peerS, thS, offS] = await compare(
       () => connect(new StdioClientTransport({ command: process.execPath, args: [join(here, 'peer_server.mjs'), 'stdio'], env })),
-      () => connect(new StdioClientTransport({ command: toolhost, args: ['mcp', '--tools-dir', tools], env })),
+      toolhostMcp({}),
+      ...(UNSANDBOXED ? [toolhostMcp({ TOOLHOST_CONFIG: unsandboxed })] : []),
     );
     row('stdio round trip: TS SDK peer', peerS);
     row('stdio round trip: toolhost mcp', thS, peerS);
+    if (offS) row('stdio round trip: toolhost mcp, sandbox off', offS, peerS);
   }
 
   if (ONLY !== 'stdio') {
