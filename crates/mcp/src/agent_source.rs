@@ -8,11 +8,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
+use rmcp::model::ToolAnnotations;
 use serde_json::Map;
 use tokio::sync::broadcast::{self, error::RecvError};
 use toolhost_catalog::Catalog;
 use toolhost_catalog::watch::{self, CatalogWatcher};
-use toolhost_toolsets::{Registry, Turn, TurnRequest};
+use toolhost_toolsets::{Annotations, Registry, Turn, TurnRequest};
 
 use crate::{Caller, Change, Target, ToolInfo, ToolSource};
 
@@ -112,6 +113,7 @@ impl ToolSource for AgentSource {
                     serde_json::Value::Object(m) => m,
                     _ => Map::new(),
                 }),
+                annotations: hints(t.annotations()),
             })
             .collect()
     }
@@ -129,6 +131,31 @@ impl ToolSource for AgentSource {
     }
 }
 
+/// A tool set's annotations as MCP's hints; `None` when it gives none (the deadline is
+/// ours, not a hint: it is applied to the call, see [`ToolSource::resolve`]).
+fn hints(a: &Annotations) -> Option<ToolAnnotations> {
+    let Annotations {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+        timeout: _,
+    } = a.clone();
+    if [read_only, destructive, idempotent, open_world]
+        .iter()
+        .all(Option::is_none)
+    {
+        return None;
+    }
+    Some(ToolAnnotations::from_raw(
+        None,
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    ))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -144,21 +171,25 @@ mod tests {
     use super::*;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_tool_sets_deadline_annotation_travels_with_the_call() {
-        let annotated = |name: &str, timeout| {
+    async fn a_tool_sets_annotations_travel_with_the_tool() {
+        let annotated = |name: &str, annotations| {
             typed_tool(
                 name,
                 "Waits.",
-                Annotations {
-                    timeout,
-                    ..Annotations::default()
-                },
+                annotations,
                 |_args: serde_json::Value, _ctx| async move { Ok(serde_json::json!({})) },
             )
         };
         let tools = ToolMap::new()
-            .with(annotated("quick", Some(Duration::from_millis(200))))
-            .with(annotated("plain", None));
+            .with(annotated(
+                "quick",
+                Annotations {
+                    timeout: Some(Duration::from_millis(200)),
+                    ..Annotations::default()
+                },
+            ))
+            .with(annotated("plain", Annotations::default()))
+            .with(annotated("reader", Annotations::read_only()));
         let set = ToolSet::new("s", "S", "Tests", "a test set", Tools::Static(tools));
         let mut config = ToolsetsConfig::default();
         config.agents.insert(
@@ -190,6 +221,24 @@ mod tests {
                 home: "/nonexistent".into(),
             },
         };
+        // The hints are listed; the deadline is not a hint but goes with the call.
+        let listed: HashMap<String, Option<ToolAnnotations>> = source
+            .tools(&caller)
+            .into_iter()
+            .map(|t| (t.name, t.annotations))
+            .collect();
+        assert_eq!(listed["quick"], None);
+        assert_eq!(listed["plain"], None);
+        assert_eq!(
+            listed["reader"],
+            Some(ToolAnnotations::from_raw(
+                None,
+                Some(true),
+                Some(false),
+                Some(true),
+                Some(false)
+            ))
+        );
         let quick = source.resolve(&caller, "quick").unwrap();
         assert_eq!(quick.timeout, Some(Duration::from_millis(200)));
         assert_eq!(source.resolve(&caller, "plain").unwrap().timeout, None);

@@ -123,6 +123,7 @@ fn info(resolved: &ResolvedTool) -> ToolInfo {
         title: t.manifest.label.clone(),
         description: t.manifest.description.clone(),
         input_schema: Arc::new(schema),
+        annotations: None,
     }
 }
 

@@ -161,7 +161,11 @@ pub(crate) fn page(
 }
 
 fn mcp_tool(t: ToolInfo) -> Tool {
-    Tool::new(t.name, t.description, t.input_schema).with_title(t.title)
+    let tool = Tool::new(t.name, t.description, t.input_schema).with_title(t.title);
+    match t.annotations {
+        Some(a) => tool.with_annotations(a),
+        None => tool,
+    }
 }
 
 /// The runtime's result as MCP's. Content blocks are the runtime's normalised MCP blocks;
@@ -394,6 +398,7 @@ mod tests {
                 title: n.to_string(),
                 description: String::new(),
                 input_schema: Arc::default(),
+                annotations: None,
             })
             .collect()
     }

@@ -31,6 +31,9 @@ pub struct ToolInfo {
     pub title: String,
     pub description: String,
     pub input_schema: Arc<Map<String, Value>>,
+    /// MCP's behaviour hints (read-only, destructive, idempotent, open world), when the
+    /// tool's tool set gives any.
+    pub annotations: Option<rmcp::model::ToolAnnotations>,
 }
 
 /// A tool to call, as [`ToolSource::resolve`] finds it.

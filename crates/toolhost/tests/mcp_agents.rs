@@ -78,6 +78,15 @@ fn an_agent_gets_its_resolved_tool_sets_over_mcp() {
         ],
         "the agent's grants, minus its deny list, in name order"
     );
+    // A native tool's tool-set annotations reach the client as MCP's hints.
+    let time = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "get_current_time")
+        .unwrap();
+    assert_eq!(time["annotations"]["readOnlyHint"], true, "{time}");
+    assert_eq!(time["annotations"]["destructiveHint"], false, "{time}");
     // A folder tool, run in the sandbox by the runtime.
     let r = ask(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
