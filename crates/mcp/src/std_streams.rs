@@ -81,6 +81,7 @@ impl AsyncRead for Socket {
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
                 }
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Ok(Err(e)) => return Poll::Ready(Err(e)),
                 Err(_would_block) => continue,
             }
@@ -98,6 +99,7 @@ impl AsyncWrite for Socket {
             let mut ready = ready!(self.fd.poll_write_ready(cx))?;
             let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
             match ready.try_io(|fd| Ok(rustix::net::send(fd, data, flags)?)) {
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Ok(result) => return Poll::Ready(result),
                 Err(_would_block) => continue,
             }
