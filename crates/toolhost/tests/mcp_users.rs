@@ -114,6 +114,7 @@ fn tokens_map_requests_to_users_with_their_own_tools_and_homes() {
     let mut hijack = Session {
         addr: addr.to_string(),
         id: ada_s.id.clone(),
+        revision: ada_s.revision.clone(),
         extra: vec![("Authorization".into(), "Bearer bob-secret".into())],
     };
     let r = hijack.post(&call(4, "echo", json!({"text": "hi"})));

@@ -95,23 +95,38 @@ fn parse(raw: &[u8]) -> Response {
     }
 }
 
-/// A 2025-11-25 session opened by hand.
+/// A session opened by hand (2025-11-25 unless opened with another revision).
 pub struct Session {
     pub addr: String,
     pub id: String,
+    pub revision: String,
     /// Sent with every request (such as `Authorization`).
     pub extra: Vec<(String, String)>,
 }
 
 impl Session {
     pub fn open(addr: &str, extra: &[(&str, &str)]) -> Session {
-        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+        Session::open_at(addr, extra, "2025-11-25")
+    }
+
+    /// Opens a session asking for `revision`; the server must answer with it.
+    pub fn open_at(addr: &str, extra: &[(&str, &str)], revision: &str) -> Session {
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{revision}","capabilities":{{}},"clientInfo":{{"name":"raw","version":"1"}}}}}}"#
+        );
         let mut headers = MCP_POST.to_vec();
         headers.extend_from_slice(extra);
         let r = send(addr, "POST", &headers, init.as_bytes());
         assert_eq!(r.status, 200, "{}", r.body);
+        assert!(
+            r.body
+                .contains(&format!(r#""protocolVersion":"{revision}""#)),
+            "initialize answered another revision than {revision}: {}",
+            r.body
+        );
         let session = Session {
             addr: addr.to_string(),
+            revision: revision.to_string(),
             id: r
                 .header("mcp-session-id")
                 .expect("a session id")
@@ -129,7 +144,7 @@ impl Session {
     fn headers(&self) -> Vec<(&str, &str)> {
         let mut h = MCP_POST.to_vec();
         h.push(("Mcp-Session-Id", &self.id));
-        h.push(("MCP-Protocol-Version", "2025-11-25"));
+        h.push(("MCP-Protocol-Version", &self.revision));
         h.extend(self.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         h
     }
