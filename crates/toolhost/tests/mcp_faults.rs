@@ -158,6 +158,15 @@ fn stdio_faults(wiring: Wiring) {
     s.send(&call(7, "echo", json!({"text": "still serving"})));
     let r = s.response(7);
     assert_eq!(r["result"]["content"][0]["text"], "still serving", "{r}");
+    // A large answer (beyond a socket's or pipe's buffer, within the runtime's 1 MiB cap)
+    // arrives whole.
+    let big = "b".repeat(900 << 10);
+    s.send(&call(70, "echo", json!({ "text": big })));
+    let r = s.response(70);
+    assert!(
+        r["result"]["content"][0]["text"] == big.as_str(),
+        "a 900 KiB answer came back cut or changed"
+    );
 
     // The client goes away mid-call: the call is cancelled and its abort handler runs.
     s.send(&call(
