@@ -2,10 +2,14 @@
 //! tools alike, with the agent's deny list applied, each call through the runtime.
 #![allow(clippy::unwrap_used)]
 
+#[path = "mcp/line_client.rs"]
+mod line_client;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use line_client::LineClient;
 use serde_json::{Value, json};
 
 const CONFIG: &str = r#"
@@ -40,27 +44,11 @@ fn toolhost_with(dir: &Path, subcommand: &str) -> Command {
 #[test]
 fn an_agent_gets_its_resolved_tool_sets_over_mcp() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = toolhost(dir.path())
-        .args(["--agent", "helper"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut ask = |msg: Value| -> Value {
-        writeln!(stdin, "{msg}").unwrap();
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
-    };
-    ask(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}}),
-    );
-    let list = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let mut cmd = toolhost(dir.path());
+    cmd.args(["--agent", "helper"]);
+    let mut client = LineClient::start(cmd);
+    client.initialize("2025-11-25");
+    let list = client.ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
         .unwrap()
@@ -88,7 +76,7 @@ fn an_agent_gets_its_resolved_tool_sets_over_mcp() {
     assert_eq!(time["annotations"]["readOnlyHint"], true, "{time}");
     assert_eq!(time["annotations"]["destructiveHint"], false, "{time}");
     // A folder tool, run in the sandbox by the runtime.
-    let r = ask(
+    let r = client.ask(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "text_stats", "arguments": {"text": "One two. Three four five."}}}),
     );
@@ -101,7 +89,7 @@ fn an_agent_gets_its_resolved_tool_sets_over_mcp() {
         "{r}"
     );
     // A native tool of the utilities plugin.
-    let r = ask(
+    let r = client.ask(
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "convert_timezone",
         "arguments": {"time": "2026-01-15 12:00", "from_timezone": "UTC", "to_timezone": "Asia/Tokyo"}}}),
@@ -109,7 +97,7 @@ fn an_agent_gets_its_resolved_tool_sets_over_mcp() {
     assert_eq!(r["result"]["isError"], false, "{r}");
     assert!(r.to_string().contains("21:00"), "{r}");
     // Denied to this agent: not a tool it can call.
-    let r = ask(
+    let r = client.ask(
         json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
         "name": "hash", "arguments": {"text": "x"}}}),
     );
@@ -120,8 +108,7 @@ fn an_agent_gets_its_resolved_tool_sets_over_mcp() {
             .contains("unknown tool"),
         "{r}"
     );
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(client.close().success());
 }
 
 #[test]

@@ -2,10 +2,13 @@
 //! order, across pages chained by `nextCursor`.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+#[path = "mcp/line_client.rs"]
+mod line_client;
 
-use serde_json::{Value, json};
+use std::process::Command;
+
+use line_client::LineClient;
+use serde_json::json;
 
 #[test]
 fn large_catalogs_are_listed_in_name_order_across_pages() {
@@ -27,31 +30,15 @@ fn large_catalogs_are_listed_in_name_order_across_pages() {
         )
         .unwrap();
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .env_remove("PI_TOOLS_DIRS")
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    cmd.env_remove("PI_TOOLS_DIRS")
         .env_remove("TOOLHOST_CONFIG")
         .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .arg("mcp")
         .arg("--tools-dir")
-        .arg(&tools)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut ask = |msg: Value| -> Value {
-        writeln!(stdin, "{msg}").unwrap();
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
-    };
-    ask(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}}),
-    );
+        .arg(&tools);
+    let mut client = LineClient::start(cmd);
+    client.initialize("2025-11-25");
     let mut names = Vec::new();
     let mut cursor: Option<String> = None;
     let mut pages: usize = 0;
@@ -60,7 +47,7 @@ fn large_catalogs_are_listed_in_name_order_across_pages() {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let r = ask(
+        let r = client.ask(
             json!({"jsonrpc": "2.0", "id": pages + 1, "method": "tools/list", "params": params}),
         );
         pages += 1;
@@ -76,6 +63,5 @@ fn large_catalogs_are_listed_in_name_order_across_pages() {
     let expected: Vec<String> = (0..count).map(|i| format!("tool_{i:04}")).collect();
     assert_eq!(names, expected);
     assert_eq!(pages, count.div_ceil(500));
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(client.close().success());
 }

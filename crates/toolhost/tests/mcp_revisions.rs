@@ -5,15 +5,15 @@
 
 #[path = "mcp/common.rs"]
 mod common;
+#[path = "mcp/line_client.rs"]
+mod line_client;
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
-
 use common::{Fixture, Server};
+use line_client::LineClient;
 use raw_http::Session;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const OLDER: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -27,43 +27,22 @@ fn call(id: u64) -> String {
 fn older_revisions_over_stdio() {
     let f = Fixture::new();
     for revision in OLDER {
-        let mut child = f
-            .toolhost()
-            .args(["mcp", "--data"])
+        let mut cmd = f.toolhost();
+        cmd.args(["mcp", "--data"])
             .arg(f.data())
-            .args(["--user", "tester"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut ask = |message: Value| -> Option<Value> {
-            writeln!(stdin, "{message}").unwrap();
-            message.get("id")?;
-            let mut line = String::new();
-            stdout.read_line(&mut line).unwrap();
-            Some(serde_json::from_str(&line).unwrap())
-        };
-        let init = ask(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": revision, "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-        )
-        .unwrap();
+            .args(["--user", "tester"]);
+        let mut client = LineClient::start(cmd);
+        let init = client.initialize(revision);
         assert_eq!(init["result"]["protocolVersion"], revision, "{init}");
-        ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        let list = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).unwrap();
+        let list = client.ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
         let tools = list["result"]["tools"].as_array().unwrap();
         assert!(
             tools.iter().any(|t| t["name"] == "echo"),
             "{revision}: {list}"
         );
-        let r = ask(serde_json::from_str(&call(3)).unwrap()).unwrap();
+        let r = client.ask(serde_json::from_str(&call(3)).unwrap());
         assert_eq!(r["result"]["content"][0]["text"], "hi", "{revision}: {r}");
-        drop(stdin);
-        assert!(child.wait().unwrap().success(), "{revision}");
+        assert!(client.close().success(), "{revision}");
     }
     f.assert_no_tool_processes();
 }

@@ -96,7 +96,12 @@ impl Fetcher {
         // One deadline for the fetch, redirects included: each hop gets what is left.
         let deadline = Instant::now() + self.settings.timeout;
         let response = loop {
-            self.admit(&at).await?;
+            self.admit(&at).await.map_err(|e| match e {
+                ToolError::Refused(why) if hops > 0 => {
+                    ToolError::Refused(format!("redirect to {at}: {why}"))
+                }
+                other => other,
+            })?;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(ToolError::Failed(format!(
@@ -139,9 +144,6 @@ impl Fetcher {
                     self.settings.max_redirects
                 )));
             }
-            self.egress
-                .check_url(&next)
-                .map_err(|e| ToolError::Refused(format!("redirect to {next} {e}")))?;
             at = next;
         };
         let status = response.status();
