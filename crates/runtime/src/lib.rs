@@ -5,6 +5,7 @@
 //! The entry point is [`Runtime::call`], which returns a [`Call`]: a stream of progress
 //! events and one final [`ToolResult`], and a way to cancel.
 
+pub mod addresses;
 mod call;
 mod config;
 mod error;

@@ -7,7 +7,10 @@ use serde_json::Value;
 const MIN_SECRET_LEN: usize = 4;
 pub const REDACTED: &str = "[REDACTED]";
 
-/// The values of a call's sensitive inputs.
+/// The values of a call's sensitive inputs, each in every spelling it can take on its way
+/// out: as it is, escaped inside a JSON string (once, or twice for JSON that holds JSON
+/// text), and escaped as Rust's `Debug` prints it (log lines). A value with a quote, a
+/// backslash or a newline looks different in each.
 #[derive(Debug, Clone, Default)]
 pub struct Secrets(Vec<String>);
 
@@ -22,6 +25,7 @@ impl Secrets {
                 other => other.to_string(),
             })
             .filter(|s| s.len() >= MIN_SECRET_LEN)
+            .flat_map(|s| spellings(&s))
             .collect();
         // Longest first, so a secret containing another is replaced whole.
         values.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -64,6 +68,22 @@ impl Secrets {
     }
 }
 
+/// `secret` and the escaped forms it takes inside JSON text and `Debug` output.
+fn spellings(secret: &str) -> Vec<String> {
+    let json_escaped = |s: &str| {
+        let quoted = Value::String(s.to_string()).to_string();
+        quoted[1..quoted.len() - 1].to_string()
+    };
+    let once = json_escaped(secret);
+    let twice = json_escaped(&once);
+    let debug = format!("{secret:?}");
+    let debug = debug[1..debug.len() - 1].to_string();
+    let mut forms = vec![secret.to_string(), once, twice, debug];
+    forms.sort();
+    forms.dedup();
+    forms
+}
+
 /// A copy of `args` with every sensitive parameter replaced, for logs.
 pub fn args_for_log<'a>(args: &Value, sensitive: impl IntoIterator<Item = &'a str>) -> Value {
     let mut copy = args.clone();
@@ -81,6 +101,23 @@ pub fn args_for_log<'a>(args: &Value, sensitive: impl IntoIterator<Item = &'a st
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// F9: an object result's text block holds the value JSON-escaped; a log line holds it
+    /// Debug-escaped. Neither may leak.
+    #[test]
+    fn replaces_escaped_spellings_too() {
+        let secret = "pa\"ss\\word-LEAKME\nline2\u{1b}";
+        let s = Secrets::from_args(&json!({ "k": secret }), ["k"]);
+        let as_json = json!({ "key": secret }).to_string();
+        let as_pretty = serde_json::to_string_pretty(&json!({ "key": secret })).unwrap();
+        let nested = json!({ "text": as_json }).to_string();
+        let debug = format!("{:?}", json!({ "key": secret }));
+        for text in [as_json, as_pretty, nested, debug] {
+            let clean = s.clean(&text);
+            assert!(!clean.contains("LEAKME"), "{text} -> {clean}");
+            assert!(clean.contains(REDACTED), "{clean}");
+        }
+    }
 
     #[test]
     fn replaces_secrets_everywhere() {

@@ -82,3 +82,17 @@ async fn secrets_never_reach_logs_progress_errors_or_results() {
         "the secret leaked to the caller:\n{seen}"
     );
 }
+
+/// F9: a secret holding a quote, a backslash or a newline is JSON-escaped in the text block
+/// Toolhost renders for an object result (and escaped twice in JSON text inside it).
+#[tokio::test(flavor = "multi_thread")]
+async fn escaped_secrets_never_reach_rendered_results() {
+    let e = common::env();
+    let secret = "pa\"ss\\word-LEAKME\nsecond line";
+    let r = e.call("returns_secret", json!({ "apikey": secret })).await;
+    assert!(!r.is_error, "{r:?}");
+    let all = serde_json::to_string(&r).unwrap();
+    assert!(all.contains("[REDACTED]"), "{all}");
+    assert!(!all.contains("LEAKME"), "the secret leaked: {all}");
+    assert!(!all.contains("second line"), "the secret leaked: {all}");
+}

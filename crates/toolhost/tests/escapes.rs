@@ -531,6 +531,55 @@ fn a_networked_tool_cannot_reach_private_or_link_local_addresses() {
     );
 }
 
+/// The host's first non-loopback IPv4 address, as the kernel's local routes list it.
+fn own_interface_address() -> Option<std::net::Ipv4Addr> {
+    let text = std::fs::read_to_string("/proc/net/fib_trie").ok()?;
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .filter(|w| w[1].contains("/32 host LOCAL"))
+        .filter_map(|w| w[0].split_whitespace().last()?.parse().ok())
+        .find(|ip: &std::net::Ipv4Addr| !ip.is_loopback())
+}
+
+/// F16: the supervisor connects from the host's network, where the host's own interface
+/// address reaches the host's services (whatever range it is in); it is refused like
+/// loopback, and so are documentation and discard-only ranges.
+#[test]
+fn a_networked_tool_cannot_reach_the_hosts_own_address_or_reserved_ranges() {
+    let Some(own) = own_interface_address() else {
+        panic!(
+            "this machine has no non-loopback IPv4 address to test with (see /proc/net/fib_trie)"
+        );
+    };
+    let listener = TcpListener::bind((own, 0)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let h = networked(&format!("network_ports = [{port}, 80]"));
+    h.denied(
+        "tcp_connect",
+        &[&format!("host={own}"), &format!("port={port}")],
+        "EACCES",
+    );
+    assert!(
+        !took_a_connection(&listener),
+        "the tool reached {own}:{port}"
+    );
+    for host in [
+        "198.51.100.1",
+        "203.0.113.1",
+        "2001:db8::1",
+        "100::1",
+        "::8.8.8.8",
+    ] {
+        h.denied(
+            "tcp_connect",
+            &[&format!("host={host}"), "port=80"],
+            "EACCES",
+        );
+    }
+}
+
 #[test]
 fn cannot_send_udp() {
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();

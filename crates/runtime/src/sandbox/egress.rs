@@ -1,15 +1,18 @@
 //! Where a networked tool may send packets.
 //!
-//! A tool that has the network shares the host's network namespace, so the kernel alone
-//! would let it reach the host's loopback services and the private network behind the
-//! host. The supervisor ([`super::supervise`]) asks [`Egress::check`] about every address
-//! a tool connects or sends to, and refuses loopback, private, link-local and other
-//! special ranges unless the operator allowed them (`[sandbox] network_private`).
+//! The supervisor ([`super::supervise`]) connects on the tool's behalf from the host's
+//! network, where the kernel alone would let it reach the host's loopback services, the
+//! host's own interface addresses and the private network behind the host. It asks
+//! [`Egress::check`] about every address a tool connects to, and refuses whatever
+//! [`crate::addresses::special`] calls special unless the operator allowed it
+//! (`[sandbox] network_private`).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 
-use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
+
+use crate::addresses::{canonical, special};
 
 /// The policy the supervisor enforces, sent to the helper in the spec.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,11 +30,12 @@ impl Egress {
     /// `Ok` when a tool may reach `to`; otherwise why not, for the tool's log.
     pub fn check(&self, to: SocketAddr, stream: bool) -> Result<(), String> {
         let ip = canonical(to.ip());
-        if let Some(range) = special_range(ip)
+        if let Some(range) = special(ip)
             && !self.allow.iter().any(|net| net.contains(&ip))
         {
             return Err(format!(
-                "{to} is a {range} address; `[sandbox] network_private` in toolhost.toml can allow it"
+                "{to} is a {} address; `[sandbox] network_private` in toolhost.toml can allow it",
+                range.name
             ));
         }
         if stream && !self.tcp_ports.is_empty() && !self.tcp_ports.contains(&to.port()) {
@@ -50,91 +54,6 @@ impl Egress {
     pub fn is_local(&self, to: SocketAddr) -> bool {
         let ip = canonical(to.ip());
         ip.is_loopback() && !self.allow.iter().any(|net| net.contains(&ip))
-    }
-}
-
-/// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`) reaches the IPv4 host: judge it as one.
-fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6
-            .to_ipv4_mapped()
-            .map(IpAddr::V4)
-            .unwrap_or(IpAddr::V6(v6)),
-        v4 => v4,
-    }
-}
-
-/// The ranges that are not the public internet (IANA's special-purpose registries), each
-/// with the name a refusal gives it.
-const SPECIAL_V4: &[(Ipv4Addr, u8, &str)] = &[
-    (Ipv4Addr::new(0, 0, 0, 0), 8, "\"this network\""),
-    (Ipv4Addr::new(10, 0, 0, 0), 8, "private"),
-    (
-        Ipv4Addr::new(100, 64, 0, 0),
-        10,
-        "shared (carrier-grade NAT)",
-    ),
-    (Ipv4Addr::new(127, 0, 0, 0), 8, "loopback"),
-    (Ipv4Addr::new(169, 254, 0, 0), 16, "link-local"),
-    (Ipv4Addr::new(172, 16, 0, 0), 12, "private"),
-    (Ipv4Addr::new(192, 0, 0, 0), 24, "protocol-assignment"),
-    (Ipv4Addr::new(192, 168, 0, 0), 16, "private"),
-    (Ipv4Addr::new(198, 18, 0, 0), 15, "benchmarking"),
-    (Ipv4Addr::new(224, 0, 0, 0), 4, "multicast"),
-    (Ipv4Addr::new(240, 0, 0, 0), 4, "reserved"),
-];
-
-const SPECIAL_V6: &[(Ipv6Addr, u8, &str)] = &[
-    (Ipv6Addr::UNSPECIFIED, 128, "unspecified"),
-    (Ipv6Addr::LOCALHOST, 128, "loopback"),
-    (
-        Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0),
-        7,
-        "private (unique local)",
-    ),
-    (Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0), 10, "link-local"),
-    (Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0), 10, "site-local"),
-    (Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0), 8, "multicast"),
-];
-
-/// The kind of special range `ip` is in, if any. IPv6 forms that embed an IPv4 address
-/// (NAT64, 6to4, IPv4-compatible) are judged by that address too.
-fn special_range(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => SPECIAL_V4.iter().find_map(|&(net, len, name)| {
-            Ipv4Net::new(net, len)
-                .ok()
-                .filter(|n| n.contains(&v4))
-                .map(|_| name)
-        }),
-        IpAddr::V6(v6) => SPECIAL_V6
-            .iter()
-            .find_map(|&(net, len, name)| {
-                Ipv6Net::new(net, len)
-                    .ok()
-                    .filter(|n| n.contains(&v6))
-                    .map(|_| name)
-            })
-            .or_else(|| embedded_v4(v6).and_then(|v4| special_range(IpAddr::V4(v4)))),
-    }
-}
-
-fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
-    let s = v6.segments();
-    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    match s {
-        // 64:ff9b::/96, NAT64.
-        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Some(tail),
-        // ::a.b.c.d, the deprecated IPv4-compatible form.
-        [0, 0, 0, 0, 0, 0, _, _] => Some(tail),
-        // 2002:AABB:CCDD::/48, 6to4.
-        [0x2002, hi, lo, ..] => Some(Ipv4Addr::new(
-            (hi >> 8) as u8,
-            hi as u8,
-            (lo >> 8) as u8,
-            lo as u8,
-        )),
-        _ => None,
     }
 }
 
@@ -175,6 +94,15 @@ mod tests {
             "[fd12:3456::1]:80",
             "[fe80::1]:80",
             "[ff02::1]:80",
+            // F16: documentation, discard-only and deprecated ranges, which the web plugin
+            // refused and the supervisor did not.
+            "192.0.2.2:80",
+            "198.51.100.1:80",
+            "203.0.113.1:443",
+            "[2001:db8::1]:80",
+            "[100::1]:80",
+            "[fec0::1]:80",
+            "[::8.8.8.8]:80",
         ] {
             let refusal = open().check(addr(to), true).unwrap_err();
             assert!(refusal.contains("network_private"), "{to}: {refusal}");
@@ -189,9 +117,24 @@ mod tests {
             "172.32.0.1:80",
             "[2606:4700::1111]:443",
             "[::ffff:8.8.8.8]:53",
-            "192.0.2.2:80",
         ] {
             open().check(addr(to), true).unwrap();
+        }
+    }
+
+    #[test]
+    fn refuses_the_hosts_own_interface_addresses() {
+        // F16: a server bound to the host's own (even public) address is the host's.
+        let own = nix::ifaddrs::getifaddrs()
+            .unwrap()
+            .filter_map(|i| i.address)
+            .filter_map(|a| a.as_sockaddr_in().map(|v4| v4.ip()))
+            .filter(|ip| !ip.is_loopback())
+            .collect::<Vec<_>>();
+        for ip in own {
+            let to = SocketAddr::new(ip.into(), 80);
+            let refusal = open().check(to, true).unwrap_err();
+            assert!(refusal.contains("network_private"), "{to}: {refusal}");
         }
     }
 

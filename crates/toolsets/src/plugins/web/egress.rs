@@ -1,12 +1,16 @@
 //! The egress guard: which URLs and addresses the web plugin may reach.
 //!
-//! Only http and https. Loopback, link-local, multicast, unspecified and reserved addresses
-//! are refused, and private ones unless allowed. Host names are resolved here and only the
+//! Only http and https. Addresses are judged by the runtime's one classifier
+//! ([`toolhost_runtime::addresses`]), the same the sandbox's network supervisor uses: the
+//! host itself (loopback and its own interface addresses) only when `allow_loopback`,
+//! private networks only when `allow_private`, and never link-local, multicast,
+//! documentation or other reserved ranges. Host names are resolved here and only the
 //! addresses that pass are handed to the connector (no second lookup that could answer
 //! differently); every redirect goes through the same checks.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 
+use toolhost_runtime::addresses::{Kind, special};
 use url::{Host, Url};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -14,14 +18,6 @@ pub struct Egress {
     pub allow_private: bool,
     /// For tests and local development only.
     pub allow_loopback: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Class {
-    Public,
-    Private,
-    Loopback,
-    Never(&'static str),
 }
 
 impl Egress {
@@ -42,15 +38,18 @@ impl Egress {
     }
 
     pub fn check_ip(&self, ip: IpAddr) -> Result<(), String> {
-        match classify(ip) {
-            Class::Public => Ok(()),
-            Class::Loopback if self.allow_loopback => Ok(()),
-            Class::Private if self.allow_private => Ok(()),
-            Class::Loopback => Err(format!("refused: {ip} is a loopback address")),
-            Class::Private => Err(format!(
-                "refused: {ip} is a private address (allow with [plugins.web] allow_private = true)"
+        let Some(range) = special(ip) else {
+            return Ok(());
+        };
+        match range.kind {
+            Kind::Host if self.allow_loopback => Ok(()),
+            Kind::Private if self.allow_private => Ok(()),
+            Kind::Host => Err(format!("refused: {ip} is a {} address", range.name)),
+            Kind::Private => Err(format!(
+                "refused: {ip} is a {} address (allow with [plugins.web] allow_private = true)",
+                range.name
             )),
-            Class::Never(what) => Err(format!("refused: {ip} is a {what} address")),
+            Kind::Reserved => Err(format!("refused: {ip} is a {} address", range.name)),
         }
     }
 
@@ -79,82 +78,13 @@ impl Egress {
     }
 }
 
-fn classify(ip: IpAddr) -> Class {
-    match ip {
-        IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => classify_v6(v6),
-    }
-}
-
-fn classify_v4(ip: Ipv4Addr) -> Class {
-    let [a, b, c, _] = ip.octets();
-    if ip.is_loopback() {
-        Class::Loopback
-    } else if ip.is_private() || (a == 100 && (64..128).contains(&b)) {
-        // RFC 1918, and carrier-grade NAT (RFC 6598), which is just as internal.
-        Class::Private
-    } else if ip.is_link_local() {
-        Class::Never("link-local")
-    } else if a == 0 {
-        Class::Never("unspecified")
-    } else if ip.is_broadcast() || ip.is_multicast() {
-        Class::Never("broadcast or multicast")
-    } else if a >= 240
-        || (a == 192 && b == 0 && c == 0)
-        || (a == 198 && (18..20).contains(&b))
-        || ip.is_documentation()
-    {
-        Class::Never("reserved")
-    } else {
-        Class::Public
-    }
-}
-
-fn classify_v6(ip: Ipv6Addr) -> Class {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return classify_v4(v4);
-    }
-    let s = ip.segments();
-    if ip.is_loopback() {
-        Class::Loopback
-    } else if ip.is_unspecified() {
-        Class::Never("unspecified")
-    } else if s[0] & 0xffc0 == 0xfe80 {
-        Class::Never("link-local")
-    } else if s[0] & 0xfe00 == 0xfc00 {
-        Class::Private
-    } else if s[0] & 0xff00 == 0xff00 {
-        Class::Never("multicast")
-    } else if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-        // NAT64: the IPv4 address it reaches decides.
-        classify_v4(Ipv4Addr::new(
-            (s[6] >> 8) as u8,
-            s[6] as u8,
-            (s[7] >> 8) as u8,
-            s[7] as u8,
-        ))
-    } else if s[0] == 0x2002 {
-        // 6to4 embeds an IPv4 address too.
-        classify_v4(Ipv4Addr::new(
-            (s[1] >> 8) as u8,
-            s[1] as u8,
-            (s[2] >> 8) as u8,
-            s[2] as u8,
-        ))
-    } else if s[0] == 0x2001 && s[1] == 0x0db8 {
-        Class::Never("documentation")
-    } else {
-        Class::Public
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    #[test]
-    fn refuses_what_must_not_be_reached() {
+    #[tokio::test]
+    async fn refuses_what_must_not_be_reached() {
         let strict = Egress::default();
         for bad in [
             "http://127.0.0.1/",
@@ -171,12 +101,24 @@ mod tests {
             "http://[64:ff9b::a9fe:a9fe]/",
             "http://2130706433/",
             "http://0x7f.1/",
+            "http://192.0.2.2/",
+            "http://198.51.100.1/",
+            "http://203.0.113.1/",
+            "http://[2001:db8::1]/",
+            "http://[100::1]/",
+            "http://[fec0::1]/",
+            "http://[::127.0.0.1]/",
             "file:///etc/passwd",
             "ftp://example.com/",
             "gopher://example.com/",
         ] {
             let url = Url::parse(bad).unwrap();
-            let refused = strict.check_url(&url).is_err() || url.host_str() == Some("localhost.");
+            // A name is refused once it resolves: `localhost.` is not an IP literal.
+            let refused = match (strict.check_url(&url), url.host()) {
+                (Err(_), _) => true,
+                (Ok(()), Some(Host::Domain(name))) => strict.resolve(name, 80).await.is_err(),
+                (Ok(()), _) => false,
+            };
             assert!(refused, "{bad} must be refused");
         }
         for ok in [
@@ -203,6 +145,68 @@ mod tests {
             open.check_url(&Url::parse("http://169.254.169.254/").unwrap())
                 .is_err()
         );
+    }
+
+    /// F16: the web plugin and the sandbox's network supervisor give one answer.
+    #[test]
+    fn agrees_with_the_sandbox_about_every_address() {
+        let sandbox = toolhost_runtime::sandbox::egress::Egress::default();
+        let web = Egress::default();
+        for ip in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "100.64.0.1",
+            "169.254.169.254",
+            "192.0.2.2",
+            "198.51.100.1",
+            "203.0.113.1",
+            "1.1.1.1",
+            "::1",
+            "::127.0.0.1",
+            "::8.8.8.8",
+            "fec0::1",
+            "2001:db8::1",
+            "100::1",
+            "fd00::1",
+            "fe80::1",
+            "64:ff9b::7f00:1",
+            "2606:4700::1111",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            let by_sandbox = sandbox.check(SocketAddr::new(ip, 443), true).is_ok();
+            let by_web = web.check_ip(ip).is_ok();
+            assert_eq!(
+                by_sandbox, by_web,
+                "{ip}: sandbox {by_sandbox}, web {by_web}"
+            );
+        }
+        // The host's own interface addresses are the host, for both.
+        let own = own_addresses_from_the_kernel();
+        for ip in own {
+            assert!(web.check_ip(ip).is_err(), "{ip} is this host's");
+            assert!(
+                sandbox.check(SocketAddr::new(ip, 443), true).is_err(),
+                "{ip}"
+            );
+        }
+    }
+
+    /// The host's non-loopback addresses, as the kernel reports the routes to them.
+    fn own_addresses_from_the_kernel() -> Vec<IpAddr> {
+        let Ok(text) = std::fs::read_to_string("/proc/net/fib_trie") else {
+            return Vec::new();
+        };
+        // fib_trie lists each local address on the line before "/32 host LOCAL".
+        let lines: Vec<&str> = text.lines().collect();
+        let mut out: Vec<IpAddr> = lines
+            .windows(2)
+            .filter(|w| w[1].contains("/32 host LOCAL"))
+            .filter_map(|w| w[0].split_whitespace().last()?.parse().ok())
+            .filter(|ip: &IpAddr| !ip.is_loopback())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     #[tokio::test]
