@@ -122,7 +122,9 @@ pub async fn serve(
                 let exhausted = is_exhaustion(&e);
                 let freed = exhausted && registry.evict_idlest();
                 if let Some(n) = accept_errors.note(Instant::now()) {
-                    tracing::warn!("cannot accept connections ({n} time(s) in the last minute): {e}");
+                    tracing::warn!(
+                        "cannot accept connections ({n} time(s) in the last minute): {e}"
+                    );
                 }
                 if !freed && !is_transient(&e) {
                     tokio::select! {
@@ -144,7 +146,10 @@ pub async fn serve(
     }
     drop(listener);
     let all_closed = registry.all_closed();
-    if tokio::time::timeout(shutdown_wait, all_closed).await.is_err() {
+    if tokio::time::timeout(shutdown_wait, all_closed)
+        .await
+        .is_err()
+    {
         // A client that never reads would hold a graceful shutdown open for ever.
         tracing::warn!(
             "closing connections that did not finish within {shutdown_wait:?} of shutdown"
@@ -243,7 +248,8 @@ impl hyper::service::Service<Request<Incoming>> for Counted {
         let req = req.map(|body| RequestBody::new(body, Arc::clone(&self.watch)));
         let mut app = self.app.clone();
         Box::pin(async move {
-            let ready = poll_fn(|cx| Service::<Request<RequestBody>>::poll_ready(&mut app, cx)).await;
+            let ready =
+                poll_fn(|cx| Service::<Request<RequestBody>>::poll_ready(&mut app, cx)).await;
             let res = match ready {
                 Ok(()) => app.call(req).await,
                 Err(e) => Err(e),
@@ -531,10 +537,7 @@ impl AsyncWrite for Watched {
         Pin::new(&mut self.io).poll_flush(cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }

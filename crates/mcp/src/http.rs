@@ -87,11 +87,9 @@ pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axu
             book: Arc::clone(&book),
             index,
         };
-        router = router.merge(
-            axum::Router::new()
-                .nest_service(&path, service)
-                .layer(axum::middleware::from_fn_with_state(endpoint, bind_sessions)),
-        );
+        router = router.merge(axum::Router::new().nest_service(&path, service).layer(
+            axum::middleware::from_fn_with_state(endpoint, bind_sessions),
+        ));
     }
     router.layer(axum::middleware::from_fn(watch_stream)).layer(
         axum::middleware::from_fn_with_state(Arc::new(options.tokens), authenticate),

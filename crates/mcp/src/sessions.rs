@@ -224,6 +224,7 @@ pub(crate) enum SessionError {
 }
 
 /// The server holds `max_sessions`.
+#[derive(Debug)]
 struct Full;
 
 /// rmcp's local session manager, with each session's owner recorded in the book.
@@ -432,10 +433,7 @@ mod tests {
         let now = Instant::now();
         for (id, age) in [("s1", 3), ("s2", 5)] {
             assert!(book.reserve(&ada).unwrap().is_none());
-            book.record(
-                Arc::from(id),
-                held("ada", now - Duration::from_secs(age)),
-            );
+            book.record(Arc::from(id), held("ada", now - Duration::from_secs(age)));
         }
         let (gone, _) = book.reserve(&ada).unwrap().unwrap();
         assert_eq!(&*gone, "s2");

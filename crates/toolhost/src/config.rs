@@ -324,10 +324,13 @@ resolve_timeout = 1
         assert_eq!(conns.idle_timeout, ConnectionLimits::default().idle_timeout);
         assert_eq!(c.serve.session_limits().max_sessions_per_user, 3);
         for bad in ["max_sessions = 0", "idle_timeout = 0", "body_timeout = -1"] {
-            let e = ConfigFile::parse(Path::new("t.toml"), &format!("[serve]\n{bad}\n"))
-                .unwrap_err();
+            let e =
+                ConfigFile::parse(Path::new("t.toml"), &format!("[serve]\n{bad}\n")).unwrap_err();
             let key = bad.split(' ').next().unwrap();
-            assert!(e.to_string().contains(key) || e.to_string().contains("negative"), "{e}");
+            assert!(
+                e.to_string().contains(key) || e.to_string().contains("negative"),
+                "{e}"
+            );
         }
     }
 }

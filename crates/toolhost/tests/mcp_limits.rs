@@ -28,7 +28,11 @@ fn serve_with(f: &Fixture, serve: &str, fd_limit: Option<u32>) -> Server {
         None => Command::new(toolhost),
         Some(n) => {
             let mut sh = Command::new("sh");
-            sh.args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\""), toolhost]);
+            sh.args([
+                "-c",
+                &format!("ulimit -n {n} && exec \"$0\" \"$@\""),
+                toolhost,
+            ]);
             sh
         }
     };
@@ -39,7 +43,8 @@ fn serve_with(f: &Fixture, serve: &str, fd_limit: Option<u32>) -> Server {
 
 /// Whether the server closes `conn` (after any response) within 20 s.
 fn closed_by_server(conn: &mut TcpStream) -> bool {
-    conn.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     let mut buf = [0u8; 4096];
     loop {
         match conn.read(&mut buf) {
@@ -102,8 +107,14 @@ fn a_half_sent_header_and_a_silent_socket_are_closed_in_time() {
     kept.write_all(b"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
     assert!(closed_by_server(&mut half), "half-sent headers kept open");
-    assert!(closed_by_server(&mut silent), "a silent connection kept open");
-    assert!(closed_by_server(&mut kept), "an idle kept-alive connection kept open");
+    assert!(
+        closed_by_server(&mut silent),
+        "a silent connection kept open"
+    );
+    assert!(
+        closed_by_server(&mut kept),
+        "an idle kept-alive connection kept open"
+    );
     // The server itself is fine.
     assert_eq!(Session::open(addr, &[]).post(LIST).status, 200);
 }
@@ -130,7 +141,10 @@ fn a_trickled_body_is_cut_off() {
             std::thread::sleep(Duration::from_millis(100));
         }
     });
-    assert!(closed_by_server(&mut conn), "a trickling body kept its connection");
+    assert!(
+        closed_by_server(&mut conn),
+        "a trickling body kept its connection"
+    );
     writer.join().unwrap();
     assert_eq!(Session::open(addr, &[]).post(LIST).status, 200);
 }
@@ -151,7 +165,11 @@ fn sessions_are_capped_per_user_least_recently_used_first_and_overall() {
     // least recently used), and the server `max_sessions` (a new one gets 503).
     let f = Fixture::new();
     let mut serve = String::from("max_sessions = 5\nmax_sessions_per_user = 3\n");
-    for (user, token) in [("ada@x.org", "ada-t"), ("bob@x.org", "bob-t"), ("cy@x.org", "cy-t")] {
+    for (user, token) in [
+        ("ada@x.org", "ada-t"),
+        ("bob@x.org", "bob-t"),
+        ("cy@x.org", "cy-t"),
+    ] {
         serve += &format!(
             "\n[[serve.tokens]]\nuser = \"{user}\"\nsha256 = \"{}\"\n",
             toolhost_mcp::tokens::hash_token(token)
@@ -171,7 +189,12 @@ fn sessions_are_capped_per_user_least_recently_used_first_and_overall() {
     // A client leaking sessions keeps only its last three.
     let leaked: Vec<Session> = (0..20).map(|_| open_as(addr, "ada-t")).collect();
     for s in a.iter().chain([&a4]).chain(&leaked[..17]) {
-        assert_eq!(s.post(LIST).status, 404, "session {} outlived the cap", s.id);
+        assert_eq!(
+            s.post(LIST).status,
+            404,
+            "session {} outlived the cap",
+            s.id
+        );
     }
     for s in &leaked[17..] {
         assert_eq!(s.post(LIST).status, 200);

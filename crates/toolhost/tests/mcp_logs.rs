@@ -49,7 +49,11 @@ fn assert_logged_without_secret(log: &Path) {
         "the call is not in the log:\n{text}"
     );
     let leaks: Vec<&str> = text.lines().filter(|l| l.contains(SECRET)).collect();
-    assert!(leaks.is_empty(), "the secret is in the log:\n{}", leaks.join("\n"));
+    assert!(
+        leaks.is_empty(),
+        "the secret is in the log:\n{}",
+        leaks.join("\n")
+    );
 }
 
 #[test]
