@@ -196,6 +196,14 @@ impl SessionBook {
         Ok(evicted)
     }
 
+    /// Whether a new session of `user` would be refused now: the server is full and they
+    /// have none to give up for it.
+    fn refuses(&self, user: &str) -> bool {
+        let book = self.lock();
+        book.total >= self.limits.max_sessions
+            && book.per_user.get(user).copied().unwrap_or(0) < self.limits.max_sessions_per_user
+    }
+
     fn unreserve(&self, user: &Arc<str>) {
         self.lock().release(user);
     }
@@ -375,15 +383,46 @@ pub(crate) async fn bind_sessions(
             Standing::Unknown | Standing::Foreign => return session_not_found(),
         }
     }
+    let req = if req.method() == Method::POST
+        && !req.headers().contains_key("mcp-session-id")
+        && endpoint.book.refuses(&user)
+    {
+        // Refused here, when it can be seen coming, rather than in `create_session`: rmcp
+        // would log each of those as an internal error.
+        match refuse_initialize(req).await {
+            Ok(req) => req,
+            Err(res) => return res,
+        }
+    } else {
+        req
+    };
     let opener = Arc::new(Opener {
         user,
         refused: AtomicBool::new(false),
     });
     let res = OPENER.scope(Arc::clone(&opener), next.run(req)).await;
     if opener.refused.load(Ordering::Relaxed) {
-        return server_full(endpoint.book.limits().max_sessions);
+        return server_full();
     }
     res
+}
+
+/// The request back if it is not an `initialize` (such as a stateless 2026-07-28 request),
+/// else the answer of a full server.
+async fn refuse_initialize(req: Request) -> Result<Request, Response> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        method: Option<String>,
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, crate::http::MAX_BODY_BYTES).await else {
+        return Err((StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large").into_response());
+    };
+    let probe = serde_json::from_slice::<Probe>(&bytes).ok();
+    if probe.and_then(|p| p.method).as_deref() == Some("initialize") {
+        return Err(server_full());
+    }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
 }
 
 /// rmcp's answer to a session it does not know (the MCP spec's 404).
@@ -391,12 +430,10 @@ fn session_not_found() -> Response {
     (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
-fn server_full(max: usize) -> Response {
+fn server_full() -> Response {
     let mut res = (
         StatusCode::SERVICE_UNAVAILABLE,
-        format!(
-            "Service Unavailable: the server holds its maximum of {max} sessions; try again later, or use the stateless 2026-07-28 revision, which needs no session"
-        ),
+        "Service Unavailable: the server holds its maximum number of sessions; try again later, or use the stateless 2026-07-28 revision, which needs no session",
     )
         .into_response();
     res.headers_mut()
@@ -455,6 +492,7 @@ mod tests {
         book.reserve(&ada).unwrap();
         book.record(Arc::from("a1"), held("ada", Instant::now()));
         book.reserve(&bob).unwrap();
+        assert!(book.refuses("bob") && book.refuses("cy"));
         assert!(matches!(book.reserve(&bob), Err(Full)));
         // A creation that failed gives its slot back.
         book.unreserve(&bob);

@@ -210,7 +210,7 @@ fn sessions_are_capped_per_user_least_recently_used_first_and_overall() {
     headers.push((auth[0].0, auth[0].1.as_str()));
     let r = send(addr, "POST", &headers, INIT.as_bytes());
     assert_eq!(r.status, 503, "{}", r.body);
-    assert!(r.body.contains("maximum of 5 sessions"), "{}", r.body);
+    assert!(r.body.contains("maximum number of sessions"), "{}", r.body);
     assert!(r.header("retry-after").is_some());
     // A user at her own cap trades her oldest session for the new one: no growth.
     let a_again = open_as(addr, "ada-t");
