@@ -1,5 +1,6 @@
 //! `toolhost serve`'s MCP endpoint: rmcp's Streamable HTTP service at `/mcp`, behind bearer
-//! authentication, with `Host`/`Origin` validation and a body cap.
+//! authentication, with `Host`/`Origin` validation, a body cap, and sessions bound to their
+//! users (`sessions.rs`).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::McpServer;
+use crate::sessions::{Endpoint, OwnedSessions, SessionBook, SessionLimits, bind_sessions};
 use crate::tokens::Tokens;
 
 /// Largest request body accepted (413 beyond): generous for tool arguments, bounded.
@@ -32,6 +34,8 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Stops the endpoint: sessions end and their calls are cancelled.
     pub stop: CancellationToken,
+    /// Caps on 2025-11-25 sessions, over all endpoints together.
+    pub sessions: SessionLimits,
 }
 
 /// A token that a request's handler finds in its `http::request::Parts` and that fires
@@ -64,20 +68,28 @@ pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axu
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_sse_retry(None)
         .with_cancellation_token(options.stop.child_token());
+    let book = SessionBook::new(options.sessions);
     let mut router = axum::Router::new();
-    for (path, server) in servers {
+    for (index, (path, server)) in servers.into_iter().enumerate() {
         // A closed stream cancels its call (`watch_stream`), so there is nothing to resume:
         // no priming events (here and in `config`) inviting clients to reconnect with
         // Last-Event-ID.
-        let mut sessions = LocalSessionManager::default();
-        sessions.session_config.sse_retry = None;
-        let service: StreamableHttpService<McpServer, LocalSessionManager> =
-            StreamableHttpService::new(
-                move || Ok(server.session()),
-                Arc::new(sessions),
-                config.clone(),
-            );
-        router = router.nest_service(&path, service);
+        let mut local = LocalSessionManager::default();
+        local.session_config.sse_retry = None;
+        local.session_config.keep_alive = Some(book.limits().idle_timeout);
+        let sessions = OwnedSessions::new(Arc::clone(&book), local, index);
+        let service: StreamableHttpService<McpServer, OwnedSessions> = StreamableHttpService::new(
+            move || Ok(server.session()),
+            Arc::new(sessions),
+            config.clone(),
+        );
+        let endpoint = Endpoint {
+            book: Arc::clone(&book),
+            index,
+        };
+        router = router.merge(axum::Router::new().nest_service(&path, service).layer(
+            axum::middleware::from_fn_with_state(endpoint, bind_sessions),
+        ));
     }
     router.layer(axum::middleware::from_fn(watch_stream)).layer(
         axum::middleware::from_fn_with_state(Arc::new(options.tokens), authenticate),

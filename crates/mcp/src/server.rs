@@ -256,6 +256,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context.extensions);
+        // rmcp's own request logs are off (they hold the arguments, secrets included): this
+        // line and the runtime's (arguments redacted) take their place.
+        tracing::debug!(user = %caller.user(), tool = %request.name, "tools/call");
         let Some(target) = self.shared.source.resolve(&caller, &request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", request.name),

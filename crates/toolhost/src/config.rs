@@ -10,9 +10,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
+use toolhost_mcp::SessionLimits;
+use toolhost_mcp::connections::ConnectionLimits;
 use toolhost_runtime::RuntimeConfig;
 use toolhost_runtime::sandbox::SandboxConfig;
 use toolhost_toolsets::{AgentConfig, McpServerConfig, SetSettings, ToolsetsConfig, TurnSettings};
@@ -57,6 +60,92 @@ pub struct ServeConfig {
     /// `[[serve.tokens]]`: with none, one default user and loopback only.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+    /// Connections open at once; a newcomer beyond takes an idle one's place.
+    pub max_connections: Option<usize>,
+    /// Connections open at once from one client address (an IPv6 /64).
+    pub max_connections_per_ip: Option<usize>,
+    /// Seconds from a request's first byte to the end of its headers.
+    #[serde(default, with = "opt_secs")]
+    pub header_timeout: Option<Duration>,
+    /// Seconds from the end of a request's headers to the end of its body.
+    #[serde(default, with = "opt_secs")]
+    pub body_timeout: Option<Duration>,
+    /// Seconds a connection stays open without a request.
+    #[serde(default, with = "opt_secs")]
+    pub idle_timeout: Option<Duration>,
+    /// 2025-11-25 sessions of all users together.
+    pub max_sessions: Option<usize>,
+    /// Sessions of one user; a new one ends their least recently used.
+    pub max_sessions_per_user: Option<usize>,
+    /// Seconds after which a session without requests ends.
+    #[serde(default, with = "opt_secs")]
+    pub session_idle_timeout: Option<Duration>,
+}
+
+impl ServeConfig {
+    pub fn connection_limits(&self) -> ConnectionLimits {
+        let d = ConnectionLimits::default();
+        ConnectionLimits {
+            max_connections: self.max_connections.unwrap_or(d.max_connections),
+            max_connections_per_ip: self
+                .max_connections_per_ip
+                .unwrap_or(d.max_connections_per_ip),
+            header_timeout: self.header_timeout.unwrap_or(d.header_timeout),
+            body_timeout: self.body_timeout.unwrap_or(d.body_timeout),
+            idle_timeout: self.idle_timeout.unwrap_or(d.idle_timeout),
+        }
+    }
+
+    pub fn session_limits(&self) -> SessionLimits {
+        let d = SessionLimits::default();
+        SessionLimits {
+            max_sessions: self.max_sessions.unwrap_or(d.max_sessions),
+            max_sessions_per_user: self
+                .max_sessions_per_user
+                .unwrap_or(d.max_sessions_per_user),
+            idle_timeout: self.session_idle_timeout.unwrap_or(d.idle_timeout),
+        }
+    }
+
+    /// The limits that are zero (none may be).
+    fn zero_limits(&self) -> Vec<&'static str> {
+        let counts = [
+            ("max_connections", self.max_connections),
+            ("max_connections_per_ip", self.max_connections_per_ip),
+            ("max_sessions", self.max_sessions),
+            ("max_sessions_per_user", self.max_sessions_per_user),
+        ];
+        let times = [
+            ("header_timeout", self.header_timeout),
+            ("body_timeout", self.body_timeout),
+            ("idle_timeout", self.idle_timeout),
+            ("session_idle_timeout", self.session_idle_timeout),
+        ];
+        counts
+            .into_iter()
+            .filter(|(_, v)| *v == Some(0))
+            .map(|(k, _)| k)
+            .chain(
+                times
+                    .into_iter()
+                    .filter(|(_, v)| v.is_some_and(|d| d.is_zero()))
+                    .map(|(k, _)| k),
+            )
+            .collect()
+    }
+}
+
+mod opt_secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs)
+            .map(Some)
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// One bearer token: only its SHA-256 is stored.
@@ -105,6 +194,9 @@ impl ConfigFile {
                     path.display()
                 );
             }
+        }
+        if let Some(key) = config.serve.zero_limits().first() {
+            bail!("{}: [serve] {key} must be more than 0", path.display());
         }
         for (i, t) in config.serve.tokens.iter().enumerate() {
             let at = format!("{}: [[serve.tokens]] #{}", path.display(), i + 1);
@@ -217,5 +309,28 @@ resolve_timeout = 1
         assert!(e.to_string().contains("#1: sha256 must be 64 hex"), "{e}");
         let escape = ok.replace("ada@example.com", "../etc");
         assert!(ConfigFile::parse(Path::new("t.toml"), &escape).is_err());
+    }
+
+    #[test]
+    fn serve_limits_default_and_refuse_zero() {
+        let c = ConfigFile::parse(
+            Path::new("t.toml"),
+            "[serve]\nmax_connections = 16\nheader_timeout = 0.5\nmax_sessions_per_user = 3\n",
+        )
+        .unwrap();
+        let conns = c.serve.connection_limits();
+        assert_eq!(conns.max_connections, 16);
+        assert_eq!(conns.header_timeout.as_millis(), 500);
+        assert_eq!(conns.idle_timeout, ConnectionLimits::default().idle_timeout);
+        assert_eq!(c.serve.session_limits().max_sessions_per_user, 3);
+        for bad in ["max_sessions = 0", "idle_timeout = 0", "body_timeout = -1"] {
+            let e =
+                ConfigFile::parse(Path::new("t.toml"), &format!("[serve]\n{bad}\n")).unwrap_err();
+            let key = bad.split(' ').next().unwrap();
+            assert!(
+                e.to_string().contains(key) || e.to_string().contains("negative"),
+                "{e}"
+            );
+        }
     }
 }

@@ -110,16 +110,29 @@ pub(crate) fn warn(text: &str) {
 
 /// Logs go to stderr or to `--log-file`, never to stdout (command output, and the MCP
 /// stdio stream).
+///
+/// `TOOLHOST_LOG` sets the level of Toolhost's own logs, which never hold a `sensitive`
+/// input (the runtime logs each call's arguments redacted). Other libraries' logs are
+/// capped at `warn` whatever it says: at `debug` and `trace` they print what they carry,
+/// such as rmcp's every request with its tool arguments.
 fn init_logging(file: Option<&Path>) -> anyhow::Result<()> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{Layer, filter};
+
     // rmcp logs every JSON-RPC error response (unknown tool, cancelled call) as a warning;
     // those are answers to clients, not problems of the host.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false);
-    match file {
-        None => logs.with_writer(std::io::stderr).init(),
+    let levels = filter::EnvFilter::try_from_env("TOOLHOST_LOG")
+        .unwrap_or_else(|_| filter::EnvFilter::new("warn,rmcp=error"));
+    let capped = filter::filter_fn(|meta| {
+        let target = meta.target();
+        target.starts_with("toolhost")
+            || *meta.level() <= tracing::Level::ERROR
+            || (*meta.level() <= tracing::Level::WARN && !target.starts_with("rmcp"))
+    });
+    let logs = tracing_subscriber::fmt::layer().with_target(false);
+    let logs = match file {
+        None => logs.with_writer(std::io::stderr).boxed(),
         Some(path) => {
             let file = std::fs::OpenOptions::new()
                 .create(true)
@@ -129,8 +142,12 @@ fn init_logging(file: Option<&Path>) -> anyhow::Result<()> {
             LOGS_TO_FILE.store(true, std::sync::atomic::Ordering::Relaxed);
             logs.with_writer(std::sync::Mutex::new(file))
                 .with_ansi(false)
-                .init();
+                .boxed()
         }
-    }
+    };
+    tracing_subscriber::registry()
+        .with(logs.with_filter(capped).with_filter(levels))
+        .try_init()
+        .context("cannot start logging")?;
     Ok(())
 }

@@ -110,7 +110,7 @@ fn tokens_map_requests_to_users_with_their_own_tools_and_homes() {
     assert!(f.data().join(ada).join("ran-here").is_file());
     let r = bob_s.post(&call(3, "echo", json!({"text": "hi"})));
     assert!(r.body.contains(r#""text":"hi""#), "{}", r.body);
-    // A session is no way into another user's tools: each request's token decides.
+    // A session is no way into another user's tools: it answers only its own user.
     let mut hijack = Session {
         addr: addr.to_string(),
         id: ada_s.id.clone(),
@@ -118,9 +118,66 @@ fn tokens_map_requests_to_users_with_their_own_tools_and_homes() {
         extra: vec![("Authorization".into(), "Bearer bob-secret".into())],
     };
     let r = hijack.post(&call(4, "echo", json!({"text": "hi"})));
+    assert_eq!(r.status, 404, "{}", r.body);
     assert!(!r.body.contains("ada:"), "{}", r.body);
     hijack.extra.clear();
     assert_eq!(hijack.post(LIST).status, 401);
+}
+
+#[test]
+fn a_session_answers_only_the_user_who_opened_it() {
+    // F13: with b's token and a's `Mcp-Session-Id`, DELETE ended a's session and a GET
+    // stream received a's `list_changed`. Another user's session is now as unknown to
+    // them as a made-up one: 404 for POST, GET and DELETE alike.
+    let f = Fixture::new();
+    let hash = toolhost_mcp::tokens::hash_token;
+    std::fs::write(
+        f.config(),
+        f.config_text()
+            + &format!(
+                "[[serve.tokens]]\nuser = \"a@x.org\"\nsha256 = \"{}\"\n\n[[serve.tokens]]\nuser = \"b@x.org\"\nsha256 = \"{}\"\n",
+                hash("a-secret"),
+                hash("b-secret"),
+            ),
+    )
+    .unwrap();
+    let mut cmd = f.toolhost();
+    cmd.arg("serve").arg("--data").arg(f.data());
+    let server = Server::start(cmd);
+    let addr = server.addr.as_str();
+    let a = Session::open(addr, &[("Authorization", "Bearer a-secret")]);
+    let stolen = Session {
+        addr: addr.to_string(),
+        id: a.id.clone(),
+        revision: a.revision.clone(),
+        extra: vec![("Authorization".into(), "Bearer b-secret".into())],
+    };
+    let not_found = (404, "Not Found: Session not found");
+    let r = stolen.post(LIST);
+    assert_eq!((r.status, r.body.as_str()), not_found);
+    let made_up = "0b7e6b3e-5f57-4a53-9a43-2d1c9c0f0c11";
+    for id in [a.id.as_str(), made_up] {
+        let b = [
+            ("Authorization", "Bearer b-secret"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Mcp-Session-Id", id),
+        ];
+        let r = send(addr, "DELETE", &b, b"");
+        assert_eq!((r.status, r.body.as_str()), not_found, "DELETE {id}");
+        let mut get = b.to_vec();
+        get.push(("Accept", "text/event-stream"));
+        let r = send(addr, "GET", &get, b"");
+        assert_eq!((r.status, r.body.as_str()), not_found, "GET {id}");
+    }
+    // a's session lived through it all, and a can end it.
+    assert_eq!(a.post(LIST).status, 200);
+    let del = [
+        ("Authorization", "Bearer a-secret"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Session-Id", a.id.as_str()),
+    ];
+    assert_eq!(send(addr, "DELETE", &del, b"").status, 202);
+    assert_eq!(a.post(LIST).status, 404);
 }
 
 #[test]

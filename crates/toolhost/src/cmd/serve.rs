@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use axum::serve::ListenerExt;
 use tokio_util::sync::CancellationToken;
 use toolhost_mcp::Caller;
+use toolhost_mcp::connections::ConnectionLimits;
 use toolhost_mcp::http::HttpOptions;
 use toolhost_mcp::tokens::Tokens;
 
@@ -75,6 +75,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         allowed_hosts.push(addr.ip().to_string());
     }
     let roots = catalog.roots().to_vec();
+    let connection_limits = fit_fd_limit(config.serve.connection_limits());
     serving_runtime()?.block_on(async move {
         let server = server(&config, catalog, overlay, default_caller.clone())?;
         let runtime = server.runtime().clone();
@@ -107,6 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 allowed_hosts,
                 allowed_origins: config.serve.allowed_origins.clone(),
                 stop: stop.clone(),
+                sessions: config.serve.session_limits(),
             },
         );
         let listener = tokio::net::TcpListener::bind(addr)
@@ -117,23 +119,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for path in paths.iter().skip(1) {
             eprintln!("  and an agent's tools at http://{bound}{path}");
         }
-        // Small JSON-RPC messages must not wait for delayed ACKs (Nagle): no delay.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-            }
-        });
-        let serving = axum::serve(listener, app)
-            .with_graceful_shutdown(stop.clone().cancelled_owned());
-        // A client that never reads would hold a graceful shutdown open forever.
-        let deadline = async {
-            stop.cancelled().await;
-            tokio::time::sleep(SHUTDOWN_WAIT).await;
-        };
-        tokio::select! {
-            r = serving => r?,
-            () = deadline => tracing::warn!("closing connections that did not finish within {SHUTDOWN_WAIT:?} of shutdown"),
-        }
+        toolhost_mcp::connections::serve(listener, app, connection_limits, stop, SHUTDOWN_WAIT)
+            .await;
         settle.settle_abandoned().await;
         runtime.shutdown().await;
         if let Some(registry) = registry {
@@ -141,4 +128,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Raises the open-file limit as far as allowed, and keeps `[serve] max_connections` below
+/// it: connections beyond the limit would fail to be accepted instead of taking an idle
+/// connection's place.
+fn fit_fd_limit(limits: ConnectionLimits) -> ConnectionLimits {
+    let fd_limit = toolhost_mcp::connections::raise_fd_limit();
+    let fitted = limits.clone().within_fds(fd_limit);
+    if fitted.max_connections < limits.max_connections {
+        crate::warn(&format!(
+            "[serve] max_connections lowered from {} to {}, to stay below the open-file limit of {fd_limit}",
+            limits.max_connections, fitted.max_connections
+        ));
+    }
+    fitted
 }

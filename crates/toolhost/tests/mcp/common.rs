@@ -84,11 +84,16 @@ impl Fixture {
     /// `toolhost` with a private cache and data home.
     pub fn toolhost(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        self.environment(&mut cmd);
+        cmd
+    }
+
+    /// The environment `toolhost` gets, for a command that starts it (such as a shell).
+    pub fn environment(&self, cmd: &mut Command) {
         cmd.env_remove("PI_TOOLS_DIRS")
             .env("TOOLHOST_CONFIG", self.config())
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
             .env("XDG_DATA_HOME", self.dir.path().join("xdg-data"));
-        cmd
     }
 
     /// Tool processes still alive that carry this fixture's tag.
