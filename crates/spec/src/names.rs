@@ -23,24 +23,41 @@ pub fn is_snake_case(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
-/// Best-effort snake_case spelling of a name, for suggestions.
+/// A snake_case spelling of a name, for suggestions: it always passes [`is_snake_case`]
+/// and [`is_valid_tool_name`] (characters that have no place in a name are dropped, so
+/// `../evil` suggests `evil`; a name with nothing usable suggests `my_tool`).
 pub fn to_snake_case(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
+    let mut words = String::with_capacity(name.len() + 4);
     let mut prev_lower = false;
     for c in name.chars() {
         if c.is_ascii_uppercase() {
             if prev_lower {
-                out.push('_');
+                words.push('_');
             }
-            out.push(c.to_ascii_lowercase());
+            words.push(c.to_ascii_lowercase());
             prev_lower = false;
-        } else if c == '-' || c == ' ' || c == '.' {
-            out.push('_');
+        } else if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            words.push(c);
+            prev_lower = true;
+        } else if matches!(c, '-' | ' ' | '.' | '_') {
+            words.push('_');
             prev_lower = false;
-        } else {
-            out.push(c);
-            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
         }
+    }
+    let mut out = String::with_capacity(words.len());
+    for part in words.split('_').filter(|p| !p.is_empty()) {
+        if !out.is_empty() {
+            out.push('_');
+        }
+        out.push_str(part);
+    }
+    let out = out.trim_start_matches(|c: char| c.is_ascii_digit() || c == '_');
+    let mut out: String = out.chars().take(64).collect();
+    while out.ends_with('_') {
+        out.pop();
+    }
+    if out.is_empty() {
+        return "my_tool".into();
     }
     out
 }
@@ -70,5 +87,17 @@ mod tests {
         assert_eq!(to_snake_case("webSearch"), "web_search");
         assert_eq!(to_snake_case("web-search"), "web_search");
         assert_eq!(to_snake_case("HTTPGet"), "httpget");
+        // Suggestions are always valid names (review row 72 suggested "__/evilnew").
+        assert_eq!(to_snake_case("../evilnew"), "evilnew");
+        assert_eq!(to_snake_case("a/b c"), "ab_c");
+        assert_eq!(to_snake_case("42 Tools"), "tools");
+        assert_eq!(to_snake_case("///"), "my_tool");
+        for odd in ["../evilnew", "héllo wörld", "__x__", &"Ab".repeat(80)] {
+            let s = to_snake_case(odd);
+            assert!(
+                is_snake_case(&s) && is_valid_tool_name(&s),
+                "{odd:?} -> {s:?}"
+            );
+        }
     }
 }

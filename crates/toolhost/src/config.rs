@@ -195,6 +195,7 @@ impl ConfigFile {
                 );
             }
         }
+        check_environment_size(path, &config)?;
         if let Some(key) = config.serve.zero_limits().first() {
             bail!("{}: [serve] {key} must be more than 0", path.display());
         }
@@ -229,6 +230,41 @@ impl ConfigFile {
             _ => serde_json::Map::new(),
         }
     }
+}
+
+/// The kernel refuses to start a process with an environment string over 128 KiB
+/// (`MAX_ARG_STRLEN`), and the whole environment shares `execve`'s argument space: too
+/// large an `[env]` would fail every call with an obscure error, so it is refused here.
+const MAX_ENV_STRING: usize = 128 * 1024;
+const MAX_ENV_TOTAL: usize = 1024 * 1024;
+
+fn check_environment_size(path: &Path, config: &ConfigFile) -> Result<()> {
+    let resources = serde_json::Value::Object(config.resources_json()).to_string();
+    let strings = config
+        .env
+        .iter()
+        .map(|(k, v)| (format!("[env] {k}"), k.len() + v.len() + 2))
+        .chain(std::iter::once((
+            "[resources] (as OFFICER_RESOURCES)".to_string(),
+            "OFFICER_RESOURCES".len() + resources.len() + 2,
+        )));
+    let mut total = 0;
+    for (what, bytes) in strings {
+        if bytes > MAX_ENV_STRING {
+            bail!(
+                "{}: {what} is {bytes} bytes; one environment variable may hold at most {MAX_ENV_STRING} bytes (put large data in a file the tool reads)",
+                path.display()
+            );
+        }
+        total += bytes;
+    }
+    if total > MAX_ENV_TOTAL {
+        bail!(
+            "{}: [env] and [resources] hold {total} bytes in all; tools' environment may hold at most {MAX_ENV_TOTAL} bytes",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

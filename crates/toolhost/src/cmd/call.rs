@@ -42,7 +42,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let config = ConfigFile::load(args.config.as_deref())?;
     let params = parse_params(args.args.as_deref(), &args.params)?;
     let timeout = match args.timeout {
-        Some(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
+        Some(s) if s > 0.0 => match Duration::try_from_secs_f64(s) {
+            Ok(d) => Some(d),
+            Err(_) => bail!("--timeout {s} is too large (at most {} seconds)", u64::MAX),
+        },
         Some(_) => bail!("--timeout must be a positive number of seconds"),
         None => None,
     };
