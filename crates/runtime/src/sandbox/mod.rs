@@ -27,11 +27,13 @@ mod host;
 pub mod layout;
 mod notify;
 mod probe;
+mod quota;
 mod spares;
 mod spec;
 mod stage1;
 mod stage2;
 mod supervise;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -39,6 +41,8 @@ pub(crate) use cgroup::Lease;
 pub use config::{NetworkPolicy, Requirement, SandboxConfig};
 pub use host::Sandbox;
 pub(crate) use host::{Launch, LaunchArg, Refill};
+pub(crate) use quota::Watched;
+pub(crate) use spec::Mount;
 pub use layout::View;
 pub use probe::{Layer, probe_here};
 
