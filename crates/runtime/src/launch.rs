@@ -89,17 +89,17 @@ impl Launcher {
         let mut spec = sandbox
             .spec(
                 Launch {
-                program: p.program,
-                args: p.args,
-                cwd: p.cwd,
-                user: &p.space.user,
-                view: &view,
-                extra: extra.clone(),
-                network: p.network,
-                per_call: p.per_call,
-            },
-            env,
-        )
+                    program: p.program,
+                    args: p.args,
+                    cwd: p.cwd,
+                    user: &p.space.user,
+                    view: &view,
+                    extra: extra.clone(),
+                    network: p.network,
+                    per_call: p.per_call,
+                },
+                env,
+            )
             .map_err(in_sandbox_terms)?;
         // No one file may take more than what is left of the home's quota.
         if let Some(left) = left {

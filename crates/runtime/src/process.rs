@@ -135,7 +135,10 @@ pub(crate) async fn spawn(
                 text.pop();
             }
         }
-        let stopped = watched.as_ref().and_then(|w| w.stopped()).map(str::to_string);
+        let stopped = watched
+            .as_ref()
+            .and_then(|w| w.stopped())
+            .map(str::to_string);
         drop(watched);
         let event = match status {
             // Stopped by the home quota: that is the reason, whatever the tool printed.

@@ -102,7 +102,10 @@ fn f17_a_home_stops_at_its_quota_and_then_calls_are_refused() {
         let (code, text) = h.call("sh", &[&cmd], 30);
         if text.contains("is full") {
             assert_eq!(code, 1, "{text}");
-            assert!(text.contains("of its quota of 12.0 MiB ([sandbox] home_mb)"), "{text}");
+            assert!(
+                text.contains("of its quota of 12.0 MiB ([sandbox] home_mb)"),
+                "{text}"
+            );
             assert!(text.contains("/officer/user"), "{text}");
             assert!(!text.contains(&*h.dir.path().to_string_lossy()), "{text}");
             refused.get_or_insert(i);
@@ -113,7 +116,10 @@ fn f17_a_home_stops_at_its_quota_and_then_calls_are_refused() {
     }
     // 5 MiB, 5 MiB, then what is left: the third call reaches the quota, so the fourth
     // is refused at the latest.
-    assert!(refused.is_some_and(|i| i <= 4), "refused from call {refused:?}");
+    assert!(
+        refused.is_some_and(|i| i <= 4),
+        "refused from call {refused:?}"
+    );
     // Each sandbox's largest file was what was left of the quota: the home ends at most
     // a few blocks (its own folder, a file's last block) past it.
     let used = allocated(&h.home());
@@ -128,8 +134,7 @@ fn f17_a_running_tool_that_fills_the_home_is_stopped() {
     let config = "[sandbox]\nhome_mb = 8\nmax_file_mb = 1\n";
     let h = Host::new(config);
     // Without the quota this would run (and write) until the deadline.
-    let forever =
-        "cmd=i=0; while :; do head -c 1M /dev/zero > /officer/user/f$i; i=$((i+1)); sleep 0.1; done";
+    let forever = "cmd=i=0; while :; do head -c 1M /dev/zero > /officer/user/f$i; i=$((i+1)); sleep 0.1; done";
     let (code, text) = h.call("sh", &[forever], 15);
     assert_eq!(code, 1, "{text}");
     assert!(
@@ -138,7 +143,10 @@ fn f17_a_running_tool_that_fills_the_home_is_stopped() {
     );
     let (code, text) = h.call("sh", &["cmd=echo hello"], 15);
     assert_eq!(code, 1, "{text}");
-    assert!(text.contains("refused: the home (/officer/user) is full"), "{text}");
+    assert!(
+        text.contains("refused: the home (/officer/user) is full"),
+        "{text}"
+    );
 
     let h = Host::new(config);
     let (code, text) = h.call("fill_home", &[], 15);
@@ -149,7 +157,10 @@ fn f17_a_running_tool_that_fills_the_home_is_stopped() {
     );
     // With room, the same tools run.
     let h = Host::new("[sandbox]\nhome_mb = 64\nmax_file_mb = 1\n");
-    assert!(h.sh("head -c 512K /dev/zero > /officer/user/f; echo fine").contains("fine"));
+    assert!(
+        h.sh("head -c 512K /dev/zero > /officer/user/f; echo fine")
+            .contains("fine")
+    );
 }
 
 // --- F18: the uid range ---
@@ -159,8 +170,14 @@ fn f17_a_running_tool_that_fills_the_home_is_stopped() {
 #[test]
 fn f18_a_uid_range_that_wraps_or_reaches_root_is_refused_naming_the_key() {
     for (config, says) in [
-        ("[sandbox]\nuid_base = 4294967295\n", "[sandbox] uid_base = 4294967295"),
-        ("[sandbox]\nuid_base = 0\nuid_count = 1\n", "[sandbox] uid_base = 0"),
+        (
+            "[sandbox]\nuid_base = 4294967295\n",
+            "[sandbox] uid_base = 4294967295",
+        ),
+        (
+            "[sandbox]\nuid_base = 0\nuid_count = 1\n",
+            "[sandbox] uid_base = 0",
+        ),
     ] {
         let h = Host::new(config);
         let (code, text) = h.call("sh", &["cmd=id -u"], 30);
@@ -174,7 +191,12 @@ fn f18_a_uid_range_that_wraps_or_reaches_root_is_refused_naming_the_key() {
         assert!(!out.status.success());
         assert!(String::from_utf8_lossy(&out.stderr).contains(says));
     }
-    assert_eq!(Host::new("[sandbox]\nuid_base = 300000\n").sh("id -u").trim(), "0");
+    assert_eq!(
+        Host::new("[sandbox]\nuid_base = 300000\n")
+            .sh("id -u")
+            .trim(),
+        "0"
+    );
 }
 
 /// Runs the helper on `spec` as the host does; (exit status, stdout after the ready
@@ -201,7 +223,12 @@ fn run_helper(spec: &serde_json::Value) -> (i32, String, String) {
     let mut out = String::new();
     stdout.read_to_string(&mut out).unwrap();
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     let code = child.wait().unwrap().code().unwrap_or(-1);
     (code, out, err)
 }
@@ -210,7 +237,9 @@ fn run_helper(spec: &serde_json::Value) -> (i32, String, String) {
 fn spec(uid: u32, program: &str, mounts: Vec<serde_json::Value>) -> serde_json::Value {
     let mut all = Vec::new();
     let mut links = Vec::new();
-    for dir in ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
+    for dir in [
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+    ] {
         match std::fs::symlink_metadata(dir) {
             Ok(m) if m.file_type().is_symlink() => {
                 links.push(json!([dir, std::fs::read_link(dir).unwrap()]));
@@ -245,7 +274,10 @@ fn f18_the_helper_refuses_a_spec_with_uid_0_on_a_root_host() {
     // The same spec with an unprivileged uid runs the tool (as root of its namespace).
     let (code, out, err) = run_helper(&spec(300_000, "/usr/bin/id", Vec::new()));
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("uid=0(") || out.starts_with("uid=0 "), "{out}");
+    assert!(
+        out.starts_with("uid=0(") || out.starts_with("uid=0 "),
+        "{out}"
+    );
 }
 
 // --- F20: host paths seen from inside ---
@@ -314,7 +346,15 @@ cp -r "$2" "$1/tools"
 XDG_CACHE_HOME="$1/cache" exec "$3" call sh --tools-dir "$1/tools" --data "$1/data" \
   --user ada@example.com cmd='cat /proc/self/mountinfo'"#;
     let out = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c", script, "sh"])
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
         .arg(&root)
         .arg(tools())
         .arg(BIN)
@@ -323,11 +363,19 @@ XDG_CACHE_HOME="$1/cache" exec "$3" call sh --tools-dir "$1/tools" --data "$1/da
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let home = text
         .lines()
         .find(|l| l.split(' ').nth(4) == Some("/officer/user"))
         .unwrap_or_else(|| panic!("{text}"));
-    assert_eq!(home.split(' ').nth(3), Some("/data/ada@example.com"), "{home}");
+    assert_eq!(
+        home.split(' ').nth(3),
+        Some("/data/ada@example.com"),
+        "{home}"
+    );
     assert!(!text.contains(&root), "{text}");
 }

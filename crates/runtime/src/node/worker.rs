@@ -278,7 +278,10 @@ impl Worker {
             }
             let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
             drop(lease);
-            let stopped = watched.as_ref().and_then(|w| w.stopped()).map(str::to_string);
+            let stopped = watched
+                .as_ref()
+                .and_then(|w| w.stopped())
+                .map(str::to_string);
             drop(watched);
             let reason = match (why, status) {
                 // Stopped by the home quota: its calls end with why.

@@ -166,8 +166,7 @@ impl SandboxConfig {
     /// uid range: such an account would own the files of some user's tools, and share
     /// their process limit.
     pub fn accounts_in_range(&self, passwd: &str, group: &str) -> Vec<String> {
-        let range = u64::from(self.uid_base)
-            ..u64::from(self.uid_base) + u64::from(self.uid_count);
+        let range = u64::from(self.uid_base)..u64::from(self.uid_base) + u64::from(self.uid_count);
         let mut found = Vec::new();
         for (text, what) in [(passwd, "user"), (group, "group")] {
             for line in text.lines() {

@@ -112,7 +112,8 @@ impl Sandbox {
             }
         };
         let root_host = rustix::process::getuid().is_root();
-        let unavailable = settings_refused(&config, root_host).or_else(|| missing(&config, &layers));
+        let unavailable =
+            settings_refused(&config, root_host).or_else(|| missing(&config, &layers));
         let system = system_view();
         let quota = Arc::new(HomeQuota::new(config.home_mb, config.home_files));
         Sandbox {

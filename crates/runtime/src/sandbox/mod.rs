@@ -41,10 +41,10 @@ pub(crate) use cgroup::Lease;
 pub use config::{NetworkPolicy, Requirement, SandboxConfig};
 pub use host::Sandbox;
 pub(crate) use host::{Launch, LaunchArg, Refill};
-pub(crate) use quota::Watched;
-pub(crate) use spec::Mount;
 pub use layout::View;
 pub use probe::{Layer, probe_here};
+pub(crate) use quota::Watched;
+pub(crate) use spec::Mount;
 
 /// The hidden argument that probes the machine in a fresh, single-threaded process.
 pub const PROBE_MODE: &str = "__sandbox-probe";

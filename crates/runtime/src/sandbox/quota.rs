@@ -28,6 +28,9 @@ const AT_MOST_EVERY: Duration = Duration::from_secs(60);
 const TRUSTED_FOR: Duration = Duration::from_secs(30);
 /// Folders nested deeper than this make the home unmeasurable, hence over its quota.
 const MAX_DEPTH: usize = 128;
+/// Without `home_files`, the walk still stops somewhere: a home with more entries than
+/// this is unmeasurable, hence over its quota.
+const MAX_ENTRIES: u64 = 10_000_000;
 
 #[derive(Debug)]
 pub(crate) struct HomeQuota {
@@ -227,10 +230,8 @@ impl HomeQuota {
                     tracing::warn!(home = %home.path.display(), pgid = r.pgid, "{why}");
                     if let Some(pid) = rustix::process::Pid::from_raw(r.pgid) {
                         // Gone already is as good.
-                        let _ = rustix::process::kill_process_group(
-                            pid,
-                            rustix::process::Signal::KILL,
-                        );
+                        let _ =
+                            rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
                     }
                 }
             }
@@ -244,7 +245,7 @@ impl HomeQuota {
         };
         let bounds = Bounds {
             // One past the limit tells "over" from "at".
-            entries: self.entries.map_or(u64::MAX, |n| n.saturating_add(1)),
+            entries: self.entries.map_or(MAX_ENTRIES, |n| n.saturating_add(1)),
             depth: MAX_DEPTH,
         };
         let began = Instant::now();
@@ -276,7 +277,7 @@ impl HomeQuota {
                 return Some(format!(
                     "the home ({home}) holds more than {} files and folders, its quota \
                      ([sandbox] home_files)",
-                    self.entries.unwrap_or(u64::MAX)
+                    self.entries.unwrap_or(MAX_ENTRIES)
                 ));
             }
             Some(Cut::Depth(at)) => {
@@ -328,7 +329,10 @@ mod tests {
         drop(watched);
         let why = quota.admit(&home, &[]).await.unwrap_err().to_string();
         assert!(why.contains("is full: 2.0 MiB used"), "{why}");
-        assert!(why.contains("of its quota of 1.0 MiB ([sandbox] home_mb)"), "{why}");
+        assert!(
+            why.contains("of its quota of 1.0 MiB ([sandbox] home_mb)"),
+            "{why}"
+        );
         assert!(why.contains("/officer/user"), "{why}");
         assert!(!why.contains(&*tmp.path().to_string_lossy()), "{why}");
         std::fs::remove_file(home.join("big")).unwrap();

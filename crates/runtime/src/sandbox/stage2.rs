@@ -246,8 +246,7 @@ fn mount_tmpfs(target: &Path, options: &str, extra: MountFlags) -> Result<(), St
 /// A read-only remount of a bind mount must repeat the flags the kernel locked on the
 /// original (nosuid, nodev, noexec, atime), or a user namespace is refused.
 fn remount_read_only(target: &Path) -> Result<(), String> {
-    let st =
-        rustix::fs::statvfs(target).map_err(|e| format!("statvfs {}: {e}", shown(target)))?;
+    let st = rustix::fs::statvfs(target).map_err(|e| format!("statvfs {}: {e}", shown(target)))?;
     let mut flags = MountFlags::BIND | MountFlags::RDONLY;
     for (have, add) in [
         (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),

@@ -183,12 +183,10 @@ mod tests {
         let sparse = std::fs::File::create(home.join("sparse")).unwrap();
         sparse.set_len(1 << 30).unwrap();
         let u = measure(&home, &[], WIDE).unwrap();
-        let expected: u64 = [
-            "", "a", "a/b", "a/b/data", "a/out", "big", "sparse",
-        ]
-        .iter()
-        .map(|p| blocks(&home.join(p)))
-        .sum();
+        let expected: u64 = ["", "a", "a/b", "a/b/data", "a/out", "big", "sparse"]
+            .iter()
+            .map(|p| blocks(&home.join(p)))
+            .sum();
         assert_eq!(u.bytes, expected);
         assert_eq!(u.entries, 8);
         assert_eq!(u.cut, None);
@@ -203,7 +201,10 @@ mod tests {
         std::fs::write(home.join("tools/t/index.ts"), vec![1u8; 200_000]).unwrap();
         let with = measure(&home, &[], WIDE).unwrap();
         let without = measure(&home, &[home.join("tools")], WIDE).unwrap();
-        assert!(with.bytes >= without.bytes + 200_000, "{with:?} {without:?}");
+        assert!(
+            with.bytes >= without.bytes + 200_000,
+            "{with:?} {without:?}"
+        );
         assert_eq!(without.entries, 2);
         assert_eq!(
             measure(&tmp.path().join("none"), &[], WIDE).unwrap(),
