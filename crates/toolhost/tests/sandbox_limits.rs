@@ -199,6 +199,39 @@ fn f18_a_uid_range_that_wraps_or_reaches_root_is_refused_naming_the_key() {
     );
 }
 
+/// F18: a range shared with a host account would make that account own the files of some
+/// user's tools (and share their process limit): a root host refuses it.
+#[test]
+fn f18_a_uid_range_shared_with_a_host_account_is_refused() {
+    if !rustix::process::getuid().is_root() {
+        eprintln!("skipped: only a root host runs tools as other uids");
+        return;
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    let account = passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        let uid: u32 = f.get(2)?.parse().ok()?;
+        ((1000..2_147_483_647).contains(&uid) && !(65534..=65535).contains(&uid))
+            .then(|| (f[0].to_string(), uid))
+    });
+    let Some((name, uid)) = account else {
+        eprintln!("skipped: no host account has a uid tools could be given");
+        return;
+    };
+    let h = Host::new(&format!("[sandbox]\nuid_base = {uid}\nuid_count = 1\n"));
+    let (code, text) = h.call("sh", &["cmd=id -u"], 30);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("overlaps host accounts"), "{text}");
+    assert!(text.contains(&format!("user {name} ({uid})")), "{text}");
+    let out = Command::new(BIN)
+        .args(["sandbox", "status", "--config"])
+        .arg(&h.config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("overlaps host accounts"));
+}
+
 /// Runs the helper on `spec` as the host does; (exit status, stdout after the ready
 /// byte, stderr).
 fn run_helper(spec: &serde_json::Value) -> (i32, String, String) {

@@ -147,8 +147,14 @@ impl HomeQuota {
                 {
                     Some(u.clone())
                 }
-                // The periodic measurement is recent enough while sandboxes write.
-                Some((u, at)) if !st.running.is_empty() && at.elapsed() < st.interval => {
+                // Within the interval, a measurement stands while sandboxes write (the
+                // periodic one keeps it fresh), and for a home whose walk is costly
+                // (over a twentieth of a second): such a home is walked at most once an
+                // interval, whatever the rate of calls.
+                Some((u, at))
+                    if at.elapsed() < st.interval
+                        && (!st.running.is_empty() || st.interval > EVERY) =>
+                {
                     Some(u.clone())
                 }
                 _ => None,
