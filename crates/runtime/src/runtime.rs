@@ -513,7 +513,7 @@ async fn start(
         }
         ToolRef::Folder(tool) => tool,
     };
-    // A user whose home is over its quota runs nothing, even in a warm worker.
+    // A user whose home is full (its quota) runs nothing, even in a warm worker.
     inner.launcher.admit(&req.user, &inner.env).await?;
     match tool.manifest.language {
         Language::Typescript => {
