@@ -10,7 +10,7 @@ use tokio::process::{Child, Command};
 
 use crate::RuntimeError;
 use crate::config::{ToolEnv, UserSpace};
-use crate::sandbox::{Launch, LaunchArg, Lease, Refill, Sandbox, View};
+use crate::sandbox::{Launch, LaunchArg, Lease, Refill, Sandbox, View, Watched};
 
 /// One tool process to start; paths are host paths.
 pub(crate) struct ToolProcess<'a> {
@@ -47,6 +47,9 @@ pub(crate) struct Started {
     /// Drop once the call that needed the process is done: then the sandbox replaces
     /// the spare helper it used.
     pub refill: Option<Refill>,
+    /// The home quota's watch over the sandbox: drop once the process has been reaped.
+    /// When it says the sandbox was stopped, that is the error its calls end with.
+    pub watched: Option<Watched>,
 }
 
 impl Launcher {
@@ -71,40 +74,100 @@ impl Launcher {
         };
         let roots = p.env.roots_for(p.space);
         let view = View::new(&p.space.home, &roots, &self.cache_dir, p.env.email_db());
-        sandbox.prepare_home(&p.space.home, &p.space.user, &roots)?;
+        let extra: Vec<_> = p
+            .extra
+            .into_iter()
+            .map(|(source, target)| crate::sandbox::layout::rw(source, target))
+            .collect();
+        let in_sandbox_terms = |e: RuntimeError| sandbox_terms(e, &view, &extra, sandbox);
+        let left = sandbox.admit(&p.space.home, &roots).await?;
+        sandbox
+            .prepare_home(&p.space.home, &p.space.user, &roots)
+            .map_err(in_sandbox_terms)?;
         let mut env = p.env.for_view(&view);
         env.extend(p.extra_env);
-        let spec = sandbox.spec(
-            Launch {
-                program: p.program,
-                args: p.args,
-                cwd: p.cwd,
-                user: &p.space.user,
-                view: &view,
-                extra: p
-                    .extra
-                    .into_iter()
-                    .map(|(source, target)| crate::sandbox::layout::rw(source, target))
-                    .collect(),
-                network: p.network,
-                per_call: p.per_call,
-            },
-            env,
-        )?;
-        let (mut child, lease, refill) = sandbox.start(spec).await?;
+        let mut spec = sandbox
+            .spec(
+                Launch {
+                    program: p.program,
+                    args: p.args,
+                    cwd: p.cwd,
+                    user: &p.space.user,
+                    view: &view,
+                    extra: extra.clone(),
+                    network: p.network,
+                    per_call: p.per_call,
+                },
+                env,
+            )
+            .map_err(in_sandbox_terms)?;
+        // No one file may take more than what is left of the home's quota.
+        if let Some(left) = left {
+            spec.limits.file_size = Some(spec.limits.file_size.map_or(left, |f| f.min(left)));
+        }
+        let (mut child, lease, refill) = sandbox.start(spec).await.map_err(in_sandbox_terms)?;
         if !p.stdin {
             // EOF right after the spec: the tool reads nothing.
             drop(child.stdin.take());
         }
         let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        let watched = sandbox.watch(&p.space.home, pgid);
         Ok(Started {
             child,
             pgid,
             lease,
             view: Some(view),
             refill: Some(refill),
+            watched,
         })
     }
+
+    /// Whether a call for `space` may start, by its home's quota (see [`Sandbox::admit`]);
+    /// always without a sandbox.
+    pub async fn admit(&self, space: &UserSpace, env: &ToolEnv) -> Result<(), RuntimeError> {
+        match &self.sandbox {
+            Some(sandbox) => sandbox
+                .admit(&space.home, &env.roots_for(space))
+                .await
+                .map(drop),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A failure to set a sandbox up, as the tool's caller gets it: host paths become the
+/// paths the sandbox shows (the helper itself is just `toolhost`). The operator's log
+/// keeps the original.
+fn sandbox_terms(
+    e: RuntimeError,
+    view: &View,
+    extra: &[crate::sandbox::Mount],
+    sandbox: &Sandbox,
+) -> RuntimeError {
+    let original = e.to_string();
+    let mut text = original.clone();
+    let mut mounts: Vec<(String, String)> = view
+        .mounts()
+        .iter()
+        .chain(extra)
+        .filter(|m| m.source.components().count() > 1)
+        .map(|m| {
+            (
+                m.source.display().to_string(),
+                m.target.display().to_string(),
+            )
+        })
+        .collect();
+    mounts.push((sandbox.helper().display().to_string(), "toolhost".into()));
+    // Longest first, so a tool root inside the home becomes its own path, not the home's.
+    mounts.sort_by_key(|(source, _)| std::cmp::Reverse(source.len()));
+    for (source, target) in &mounts {
+        text = text.replace(source.as_str(), target);
+    }
+    if text != original {
+        tracing::warn!("setting up a sandbox failed: {original}");
+    }
+    RuntimeError::Sandbox(text)
 }
 
 impl Launcher {
@@ -117,7 +180,7 @@ impl Launcher {
         if !rustix::process::getuid().is_root() {
             return Ok(());
         }
-        let uid = sandbox.uid_for(user);
+        let uid = sandbox.uid_for(user)?;
         for p in paths {
             std::os::unix::fs::chown(p, Some(uid), Some(uid))
                 .map_err(|e| RuntimeError::io(p, e))?;
@@ -155,5 +218,6 @@ fn spawn(
         lease: None,
         view: None,
         refill: None,
+        watched: None,
     })
 }

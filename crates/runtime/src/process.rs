@@ -72,6 +72,7 @@ pub(crate) async fn spawn(
         pgid,
         lease,
         refill,
+        watched,
         ..
     } = call
         .launcher
@@ -134,7 +135,18 @@ pub(crate) async fn spawn(
                 text.pop();
             }
         }
+        let stopped = watched
+            .as_ref()
+            .and_then(|w| w.stopped())
+            .map(str::to_string);
+        drop(watched);
         let event = match status {
+            // Stopped by the home quota: that is the reason, whatever the tool printed.
+            Ok(s) if !s.success() && stopped.is_some() => WorkerEvent::Error {
+                kind: "quota".into(),
+                message: stopped.unwrap_or_default(),
+                stack: String::new(),
+            },
             Ok(s) if s.success() => {
                 let truncated_from = (total > bytes.len()).then_some(total);
                 let value = match serde_json::from_str::<Value>(text.trim()) {

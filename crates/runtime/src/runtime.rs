@@ -513,6 +513,8 @@ async fn start(
         }
         ToolRef::Folder(tool) => tool,
     };
+    // A user whose home is full (its quota) runs nothing, even in a warm worker.
+    inner.launcher.admit(&req.user, &inner.env).await?;
     match tool.manifest.language {
         Language::Typescript => {
             // One stat per file tells whether the code changed; only then is it re-read

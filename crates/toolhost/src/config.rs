@@ -208,6 +208,10 @@ impl ConfigFile {
             }
             toolhost_catalog::validate_user(&t.user).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
         }
+        config
+            .sandbox
+            .validate()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         config.runtime.sandbox = config.sandbox.clone();
         Ok(config)
     }

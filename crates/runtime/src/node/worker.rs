@@ -163,6 +163,7 @@ impl Worker {
             lease,
             view,
             refill,
+            watched,
         } = spawn
             .launcher
             .start(ToolProcess {
@@ -277,7 +278,14 @@ impl Worker {
             }
             let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
             drop(lease);
+            let stopped = watched
+                .as_ref()
+                .and_then(|w| w.stopped())
+                .map(str::to_string);
+            drop(watched);
             let reason = match (why, status) {
+                // Stopped by the home quota: its calls end with why.
+                _ if stopped.is_some() => stopped.unwrap_or_default(),
                 (Some(why), _) => format!("the tool's Node.js process {why} and was stopped"),
                 (None, Ok(Ok(s))) => describe_exit(s),
                 (None, _) => {

@@ -14,8 +14,12 @@ pub(crate) struct Cgroups {
     /// `memory` and `pids` parents under which each sandbox gets its own group.
     memory: PathBuf,
     pids: PathBuf,
-    next: AtomicU64,
 }
+
+/// Every runtime of this process shares the `toolhost-<pid>` parents, so the groups under
+/// them are numbered process-wide: a runtime's group removed late (once its processes are
+/// reaped) must never be another runtime's fresh one of the same name.
+static NEXT: AtomicU64 = AtomicU64::new(0);
 
 /// A sandbox's groups; removed (in the background, once empty) when dropped.
 #[derive(Debug)]
@@ -44,11 +48,7 @@ impl Cgroups {
             (memory, pids)
         };
         sweep_stale(root);
-        Ok(Cgroups {
-            memory,
-            pids,
-            next: AtomicU64::new(0),
-        })
+        Ok(Cgroups { memory, pids })
     }
 
     pub fn describe(&self) -> String {
@@ -65,7 +65,7 @@ impl Cgroups {
 
     /// A fresh group limited to `memory` bytes and `processes` tasks.
     pub fn lease(&self, memory: u64, processes: u64) -> Result<Lease, String> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = format!("s{n}");
         if self.memory == self.pids {
             let dir = self.memory.join(&name);

@@ -21,6 +21,7 @@ pub struct SandboxConfig {
     /// to the running executable.
     pub helper: Option<PathBuf>,
     /// On a root host, tools run as `uid_base + hash(user) % uid_count`, one uid per user.
+    /// The range must lie in [`TOOL_UIDS`] and avoid 65534 and 65535 (`validate`).
     pub uid_base: u32,
     pub uid_count: u32,
     /// Size of the private `/tmp` (and `/dev/shm`), in MiB.
@@ -40,6 +41,13 @@ pub struct SandboxConfig {
     pub max_open_files: u64,
     /// Largest file a tool may write, in MiB.
     pub max_file_mb: u64,
+    /// Disk space one user's home may take, in MiB (files, folders and links, as
+    /// allocated); `0`: no quota. Checked before each call and about every second while
+    /// the user's sandboxes run.
+    pub home_mb: u64,
+    /// Files, folders and links one user's home may hold; `0`: no limit. Also bounds the
+    /// walk that measures the home.
+    pub home_files: u64,
     /// CPU seconds of one Python or Bash call (a Node.js worker is bounded by the call
     /// deadlines instead: its CPU time adds up over many calls).
     pub cpu_seconds: u64,
@@ -98,6 +106,8 @@ impl Default for SandboxConfig {
             max_user_processes: 2048,
             max_open_files: 4096,
             max_file_mb: 1024,
+            home_mb: 2048,
+            home_files: 200_000,
             cpu_seconds: 600,
             network: NetworkPolicy::Declared,
             network_allow: BTreeSet::new(),
@@ -109,7 +119,71 @@ impl Default for SandboxConfig {
     }
 }
 
+/// The uids tools may run as (a half-open range): none of the host's system accounts
+/// (below 1000), nothing that software storing a uid in a signed 32-bit integer reads as
+/// negative, and so neither of the kernel's "no uid" values (4294967294, 4294967295).
+pub const TOOL_UIDS: std::ops::Range<u32> = 1000..(1 << 31) - 1;
+/// `nobody`, and `-1` as a 16-bit uid: never a tool's.
+const RESERVED_UIDS: [u32; 2] = [65534, 65535];
+
 impl SandboxConfig {
+    /// Whether the settings make sense, with what is wrong in terms of the keys when not.
+    /// A tool's uid is `uid_base + n` for some `n < uid_count`, so the whole range must be
+    /// safe to hand out: a wrapped sum or uid 0 would run tools as a host account.
+    pub fn validate(&self) -> Result<(), String> {
+        let (base, count) = (self.uid_base, self.uid_count);
+        if count == 0 {
+            return Err("[sandbox] uid_count must be at least 1".into());
+        }
+        if base < TOOL_UIDS.start {
+            return Err(format!(
+                "[sandbox] uid_base = {base} would run tools as a host system account \
+                 (uid 0 is root): tools' uids start at {} or above",
+                TOOL_UIDS.start
+            ));
+        }
+        let last = u64::from(base) + u64::from(count) - 1;
+        if last >= u64::from(TOOL_UIDS.end) {
+            return Err(format!(
+                "[sandbox] uid_base = {base} with uid_count = {count} reaches uid {last}, past \
+                 the highest uid tools may use ({}): lower uid_base or uid_count",
+                TOOL_UIDS.end - 1
+            ));
+        }
+        if let Some(uid) = RESERVED_UIDS
+            .iter()
+            .find(|u| (u64::from(base)..=last).contains(&u64::from(**u)))
+        {
+            return Err(format!(
+                "[sandbox] uid_base = {base} with uid_count = {count} includes uid {uid} \
+                 (nobody, or -1 as a 16-bit uid): choose a range without 65534 and 65535"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Host accounts (from `/etc/passwd` and `/etc/group` text) whose id lies in the tools'
+    /// uid range: such an account would own the files of some user's tools, and share
+    /// their process limit.
+    pub fn accounts_in_range(&self, passwd: &str, group: &str) -> Vec<String> {
+        let range = u64::from(self.uid_base)..u64::from(self.uid_base) + u64::from(self.uid_count);
+        let mut found = Vec::new();
+        for (text, what) in [(passwd, "user"), (group, "group")] {
+            for line in text.lines() {
+                let mut fields = line.split(':');
+                let (Some(name), Some(id)) = (fields.next(), fields.nth(1)) else {
+                    continue;
+                };
+                if let Ok(id) = id.trim().parse::<u64>()
+                    && range.contains(&id)
+                {
+                    found.push(format!("{what} {name} ({id})"));
+                }
+            }
+        }
+        found
+    }
+
     /// The configuration for running without a sandbox (tests of the runtime itself, and
     /// hosts that opted out).
     pub fn disabled() -> SandboxConfig {
@@ -124,5 +198,58 @@ impl SandboxConfig {
         self.network == NetworkPolicy::Declared
             && !self.network_deny.contains(tool)
             && (declared || self.network_allow.contains(tool))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uids(base: u32, count: u32) -> Result<(), String> {
+        SandboxConfig {
+            uid_base: base,
+            uid_count: count,
+            ..SandboxConfig::default()
+        }
+        .validate()
+    }
+
+    // F18: the review's two settings ran tools as host uid 2483 (a wrapped sum) and as
+    // host root.
+    #[test]
+    fn the_uid_range_is_refused_when_it_wraps_reaches_root_or_special_ids() {
+        let wraps = uids(4_294_967_295, 50_000).unwrap_err();
+        assert!(wraps.contains("uid_base = 4294967295"), "{wraps}");
+        assert!(wraps.contains("uid_count"), "{wraps}");
+        let root = uids(0, 1).unwrap_err();
+        assert!(root.contains("uid_base = 0"), "{root}");
+        assert!(root.contains("root"), "{root}");
+        assert!(uids(999, 1).is_err());
+        assert!(uids(200_000, 0).unwrap_err().contains("uid_count"));
+        assert!(uids(60_000, 10_000).unwrap_err().contains("65534"));
+        assert!(uids(65_535, 1).unwrap_err().contains("65535"));
+        assert!(uids(2_147_483_000, 1000).is_err());
+        // What is left works, up to the last safe uid.
+        assert_eq!(SandboxConfig::default().validate(), Ok(()));
+        assert_eq!(uids(1000, 64_534), Ok(()));
+        assert_eq!(uids(65_536, 1), Ok(()));
+        assert_eq!(uids(2_147_483_646, 1), Ok(()));
+        assert!(uids(2_147_483_646, 2).is_err());
+    }
+
+    #[test]
+    fn host_accounts_inside_the_uid_range_are_found() {
+        let config = SandboxConfig {
+            uid_base: 200_000,
+            uid_count: 10,
+            ..SandboxConfig::default()
+        };
+        let passwd = "root:x:0:0:root:/root:/bin/bash\nbob:x:200003:100::/home/bob:/bin/sh\n\
+                      carol:x:200010:100::/home/carol:/bin/sh\n# comment\n";
+        let group = "root:x:0:\nbots:x:200009:bob\n";
+        assert_eq!(
+            config.accounts_in_range(passwd, group),
+            ["user bob (200003)", "group bots (200009)"]
+        );
     }
 }

@@ -15,6 +15,7 @@ use super::config::{Requirement, SandboxConfig};
 use super::egress::Egress;
 use super::layout::{self, View};
 use super::probe::Layer;
+use super::quota::{HomeQuota, Watched};
 use super::spares::{self, GroupLimits, Spares};
 use super::spec::{Limits, Mount, Spec};
 use crate::RuntimeError;
@@ -31,6 +32,7 @@ pub struct Sandbox {
     spares: Arc<Spares>,
     system: SystemView,
     root_host: bool,
+    quota: Arc<HomeQuota>,
 }
 
 /// One process to start in the sandbox. Paths are host paths; the sandbox translates them.
@@ -109,8 +111,11 @@ impl Sandbox {
                 None
             }
         };
-        let unavailable = missing(&config, &layers);
+        let root_host = rustix::process::getuid().is_root();
+        let unavailable =
+            settings_refused(&config, root_host).or_else(|| missing(&config, &layers));
         let system = system_view();
+        let quota = Arc::new(HomeQuota::new(config.home_mb, config.home_files));
         Sandbox {
             config,
             helper,
@@ -119,7 +124,8 @@ impl Sandbox {
             cgroups,
             spares: Arc::default(),
             system,
-            root_host: rustix::process::getuid().is_root(),
+            root_host,
+            quota,
         }
     }
 
@@ -131,6 +137,11 @@ impl Sandbox {
         &self.config
     }
 
+    /// The binary that builds sandboxes (its hidden helper modes).
+    pub fn helper(&self) -> &Path {
+        &self.helper
+    }
+
     /// `Err` with what is missing when the configuration requires a layer this machine
     /// does not offer: then no tool runs.
     pub fn ready(&self) -> Result<(), RuntimeError> {
@@ -140,17 +151,38 @@ impl Sandbox {
         }
     }
 
-    /// The host uid a user's tools run as (a root host gives each user its own).
-    pub fn uid_for(&self, user: &str) -> u32 {
+    /// The host uid a user's tools run as (a root host gives each user its own). `Err`
+    /// when no tool may run (among other reasons, a uid range that `validate` refused).
+    pub fn uid_for(&self, user: &str) -> Result<u32, RuntimeError> {
+        self.ready()?;
         if !self.root_host {
-            return rustix::process::getuid().as_raw();
+            return Ok(rustix::process::getuid().as_raw());
         }
         // FNV-1a: stable across runs and builds, unlike std's hasher.
         let hash = user.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });
         let span = u64::from(self.config.uid_count.max(1));
-        self.config.uid_base + u32::try_from(hash % span).unwrap_or(0)
+        u32::try_from(hash % span)
+            .ok()
+            .and_then(|n| self.config.uid_base.checked_add(n))
+            .ok_or_else(|| RuntimeError::Sandbox("[sandbox] uid_base + uid_count overflows".into()))
+    }
+
+    /// Whether a sandbox may start for the user whose home is `home`, by its quota:
+    /// `Ok` with the bytes left (if there is a byte quota), `Err` saying why not.
+    pub(crate) async fn admit(
+        &self,
+        home: &Path,
+        roots: &[PathBuf],
+    ) -> Result<Option<u64>, RuntimeError> {
+        self.quota.admit(home, roots).await
+    }
+
+    /// Keeps the sandbox whose process group is `pgid` (using the home `home`) under the
+    /// quota's watch while the returned handle lives.
+    pub(crate) fn watch(&self, home: &Path, pgid: i32) -> Option<Watched> {
+        self.quota.watch(home, pgid)
     }
 
     /// Makes a user's home writable by that user's sandbox uid (a root host only). Tool
@@ -161,11 +193,12 @@ impl Sandbox {
         user: &str,
         keep: &[PathBuf],
     ) -> Result<(), RuntimeError> {
+        self.ready()?;
         std::fs::create_dir_all(home).map_err(|e| RuntimeError::io(home, e))?;
         if !self.root_host {
             return Ok(());
         }
-        let uid = self.uid_for(user);
+        let uid = self.uid_for(user)?;
         let meta = std::fs::metadata(home).map_err(|e| RuntimeError::io(home, e))?;
         if meta.uid() == uid {
             return Ok(());
@@ -205,7 +238,7 @@ impl Sandbox {
                 LaunchArg::Path(p) => inside(p)?.display().to_string(),
             });
         }
-        let uid = self.uid_for(launch.user);
+        let uid = self.uid_for(launch.user)?;
         let mut files = self.system.files.clone();
         let network = match launch.network {
             true => Some(self.egress(&mut files)?),
@@ -405,6 +438,30 @@ fn set_layer(layers: &mut Vec<Layer>, name: &str, available: bool, detail: Strin
             detail,
         }),
     }
+}
+
+/// Why the settings themselves keep every tool from running, if they do: a uid range that
+/// is unsafe, or (on a root host, where it is used) shared with host accounts.
+fn settings_refused(config: &SandboxConfig, root_host: bool) -> Option<String> {
+    let why = match config.validate() {
+        Err(why) => why,
+        Ok(()) if root_host => {
+            let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+            let found = config.accounts_in_range(&read("/etc/passwd"), &read("/etc/group"));
+            if found.is_empty() {
+                return None;
+            }
+            format!(
+                "[sandbox] uid_base = {} with uid_count = {} overlaps host accounts ({}): \
+                 they would own some user's tool files; choose a range no account uses",
+                config.uid_base,
+                config.uid_count,
+                found.join(", ")
+            )
+        }
+        Ok(()) => return None,
+    };
+    Some(format!("the sandbox cannot start, so no tool runs: {why}"))
 }
 
 /// What a required layer lacks, in one sentence, or `None` when all are there.

@@ -27,11 +27,13 @@ mod host;
 pub mod layout;
 mod notify;
 mod probe;
+mod quota;
 mod spares;
 mod spec;
 mod stage1;
 mod stage2;
 mod supervise;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -41,6 +43,8 @@ pub use host::Sandbox;
 pub(crate) use host::{Launch, LaunchArg, Refill};
 pub use layout::View;
 pub use probe::{Layer, probe_here};
+pub(crate) use quota::Watched;
+pub(crate) use spec::Mount;
 
 /// The hidden argument that probes the machine in a fresh, single-threaded process.
 pub const PROBE_MODE: &str = "__sandbox-probe";

@@ -102,6 +102,9 @@ impl Spares {
 pub(crate) fn command(helper: &Path) -> Command {
     let mut command = Command::new(helper);
     command
+        // PID 1 of every sandbox is this process's fork, and its command line is there
+        // for the tool to read: not the binary's host path.
+        .arg0("toolhost")
         .arg(EXEC_MODE)
         .env_clear()
         .current_dir("/")

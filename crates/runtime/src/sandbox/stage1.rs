@@ -70,10 +70,12 @@ pub(super) fn run(json: &str, ahead: Ahead) -> Result<i32, String> {
         (None, _) => false,
     };
 
+    // What this stage reports reaches the tool's caller: it names what the sandbox
+    // shows, never a host path.
     for cg in &spec.cgroups {
         let procs = cg.join("cgroup.procs");
         std::fs::write(&procs, format!("{}\n", std::process::id()))
-            .map_err(|e| format!("cannot join cgroup {}: {e}", cg.display()))?;
+            .map_err(|e| format!("cannot join the sandbox's cgroups: {e}"))?;
     }
 
     // A root host clones each source as a detached mount now, while it can still reach
@@ -90,7 +92,7 @@ pub(super) fn run(json: &str, ahead: Ahead) -> Result<i32, String> {
                     | OpenTreeFlags::AT_RECURSIVE
                     | OpenTreeFlags::OPEN_TREE_CLOEXEC,
             )
-            .map_err(|e| format!("cannot open {}: {e}", m.source.display()))?;
+            .map_err(|e| format!("cannot open what {} shows: {e}", m.target.display()))?;
             sources.push(fd);
         }
     }
@@ -229,8 +231,16 @@ fn supervise(
 /// runs as the host's own uid (an unprivileged host has no other to give).
 fn become_tool_user(uid: u32, gid: u32) -> Result<(u32, u32), String> {
     let me = rustix::process::getuid();
-    if !me.is_root() || uid == 0 {
+    if !me.is_root() {
         return Ok((me.as_raw(), rustix::process::getgid().as_raw()));
+    }
+    // Staying root would give the tool the host's root outside its user namespace
+    // (files, mounts it can reach): never, whatever the spec says.
+    if uid == 0 || gid == 0 {
+        return Err(format!(
+            "refusing to run a tool as host uid {uid}, gid {gid}: a root host runs tools \
+             as unprivileged uids ([sandbox] uid_base, uid_count)"
+        ));
     }
     let (u, g) = (
         rustix::process::Uid::from_raw(uid),

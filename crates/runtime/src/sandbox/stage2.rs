@@ -48,6 +48,12 @@ pub(super) fn run(
         (None, None, None) => {}
         _ => return Err("the network supervisor has nothing to serve".into()),
     }
+    // The tool may not read this process's memory map or executable link (the helper's
+    // host path): not dumpable, PID 1 is out of the tool's reach through /proc. The
+    // first stage has its descriptors by now, and the tool's own exec makes it dumpable
+    // again.
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+        .map_err(|e| format!("prctl(PR_SET_DUMPABLE): {e}"))?;
 
     let child = Command::new(&spec.program)
         .args(&spec.args)
@@ -100,6 +106,16 @@ fn inside(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
 
+/// A path in the new root being built, as the tool will see it. What the helper reports
+/// reaches the tool's caller: it names the sandbox's paths, never where they are staged
+/// or where their contents come from on the host.
+fn shown(path: &Path) -> String {
+    match path.strip_prefix(STAGING) {
+        Ok(rest) => Path::new("/").join(rest).display().to_string(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
 fn build_root(spec: &Spec, sources: &[OwnedFd]) -> Result<(), String> {
     let root = Path::new(STAGING);
     rustix::mount::mount_change(
@@ -118,7 +134,7 @@ fn build_root(spec: &Spec, sources: &[OwnedFd]) -> Result<(), String> {
         };
         let is_dir = stat
             .map(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
-            .map_err(|e| format!("stat {}: {e}", m.source.display()))?;
+            .map_err(|e| format!("cannot look at what {} shows: {e}", m.target.display()))?;
         make_mountpoint(&target, is_dir)?;
         let attached = match fd {
             Some(fd) => rustix::mount::move_mount(
@@ -130,8 +146,7 @@ fn build_root(spec: &Spec, sources: &[OwnedFd]) -> Result<(), String> {
             ),
             None => rustix::mount::mount_bind_recursive(&m.source, &target),
         };
-        attached
-            .map_err(|e| format!("bind {} → {}: {e}", m.source.display(), m.target.display()))?;
+        attached.map_err(|e| format!("cannot mount {}: {e}", m.target.display()))?;
         if !m.writable {
             remount_read_only(&target)?;
         }
@@ -225,14 +240,13 @@ fn mount_tmpfs(target: &Path, options: &str, extra: MountFlags) -> Result<(), St
         MountFlags::NOSUID | MountFlags::NODEV | extra,
         Some(data.as_c_str()),
     )
-    .map_err(|e| format!("mounting a tmpfs on {}: {e}", target.display()))
+    .map_err(|e| format!("mounting a tmpfs on {}: {e}", shown(target)))
 }
 
 /// A read-only remount of a bind mount must repeat the flags the kernel locked on the
 /// original (nosuid, nodev, noexec, atime), or a user namespace is refused.
 fn remount_read_only(target: &Path) -> Result<(), String> {
-    let st =
-        rustix::fs::statvfs(target).map_err(|e| format!("statvfs {}: {e}", target.display()))?;
+    let st = rustix::fs::statvfs(target).map_err(|e| format!("statvfs {}: {e}", shown(target)))?;
     let mut flags = MountFlags::BIND | MountFlags::RDONLY;
     for (have, add) in [
         (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),
@@ -247,13 +261,13 @@ fn remount_read_only(target: &Path) -> Result<(), String> {
         }
     }
     rustix::mount::mount_remount(target, flags, "")
-        .map_err(|e| format!("making {} read-only: {e}", target.display()))
+        .map_err(|e| format!("making {} read-only: {e}", shown(target)))
 }
 
 fn create_parent(path: &Path) -> Result<(), String> {
     match path.parent() {
         Some(parent) => {
-            std::fs::create_dir_all(parent).map_err(|e| format!("mkdir {}: {e}", parent.display()))
+            std::fs::create_dir_all(parent).map_err(|e| format!("mkdir {}: {e}", shown(parent)))
         }
         None => Ok(()),
     }
@@ -261,7 +275,7 @@ fn create_parent(path: &Path) -> Result<(), String> {
 
 fn make_mountpoint(path: &Path, dir: bool) -> Result<(), String> {
     if dir {
-        return std::fs::create_dir_all(path).map_err(|e| format!("mkdir {}: {e}", path.display()));
+        return std::fs::create_dir_all(path).map_err(|e| format!("mkdir {}: {e}", shown(path)));
     }
     create_parent(path)?;
     std::fs::OpenOptions::new()
@@ -270,5 +284,5 @@ fn make_mountpoint(path: &Path, dir: bool) -> Result<(), String> {
         .write(true)
         .open(path)
         .map(drop)
-        .map_err(|e| format!("create {}: {e}", path.display()))
+        .map_err(|e| format!("create {}: {e}", shown(path)))
 }

@@ -1,0 +1,2 @@
+#!/usr/bin/env bash
+eval "$TOOL_PARAM_CMD"
