@@ -65,6 +65,27 @@ impl Default for RuntimeConfig {
 }
 
 impl RuntimeConfig {
+    /// `Err` naming the first setting no call could work with (a limit of zero).
+    pub fn validate(&self) -> Result<(), String> {
+        for (key, zero) in [
+            ("max_workers", self.max_workers == 0),
+            ("max_calls_per_worker", self.max_calls_per_worker == 0),
+            ("max_result_bytes", self.max_result_bytes == 0),
+            ("timeout", self.timeout.is_zero()),
+            ("idle_timeout", self.idle_timeout.is_zero()),
+        ] {
+            if zero {
+                return Err(format!(
+                    "[runtime] {key} must be at least 1: with 0 no call could succeed"
+                ));
+            }
+        }
+        match self.sandbox.enabled {
+            true => self.sandbox.validate(),
+            false => Ok(()),
+        }
+    }
+
     pub fn cache_dir(&self) -> PathBuf {
         self.cache_dir.clone().unwrap_or_else(default_cache_dir)
     }

@@ -20,6 +20,9 @@ pub enum RuntimeError {
     Transpile(crate::TranspileError),
     #[error("{0}")]
     Sandbox(String),
+    /// A setting no call could work with.
+    #[error("{0}")]
+    Config(String),
 }
 
 impl RuntimeError {

@@ -123,6 +123,7 @@ impl Drop for Inner {
 impl Runtime {
     /// Must be called inside a Tokio runtime (it starts the idle-worker reaper).
     pub fn new(config: RuntimeConfig, env: ToolEnv) -> Result<Runtime, RuntimeError> {
+        config.validate().map_err(RuntimeError::Config)?;
         let cache = config.cache_dir();
         let transpiler =
             Transpiler::new(cache.join("ts")).map_err(|e| RuntimeError::io(&cache, e))?;

@@ -208,11 +208,11 @@ impl ConfigFile {
             }
             toolhost_catalog::validate_user(&t.user).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
         }
+        config.runtime.sandbox = config.sandbox.clone();
         config
-            .sandbox
+            .runtime
             .validate()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        config.runtime.sandbox = config.sandbox.clone();
         Ok(config)
     }
 

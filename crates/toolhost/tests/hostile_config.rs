@@ -176,7 +176,7 @@ fn bad_arguments_are_usage_errors() {
             &["--timeout", "too large"],
         ),
         (vec!["--timeout", "NaN", "text=x"], &["--timeout"]),
-        (vec!["--timeout", "-3", "text=x"], &["--timeout"]),
+        (vec!["--timeout=-3", "text=x"], &["--timeout"]),
     ] {
         let mut all = vec!["call", "echo", "--tools-dir", tools];
         all.extend(args);

@@ -131,6 +131,21 @@ impl SandboxConfig {
     /// A tool's uid is `uid_base + n` for some `n < uid_count`, so the whole range must be
     /// safe to hand out: a wrapped sum or uid 0 would run tools as a host account.
     pub fn validate(&self) -> Result<(), String> {
+        for (key, value) in [
+            ("tmp_mb", self.tmp_mb),
+            ("memory_mb", self.memory_mb),
+            ("max_processes", self.max_processes),
+            ("max_user_processes", self.max_user_processes),
+            ("max_open_files", self.max_open_files),
+            ("max_file_mb", self.max_file_mb),
+            ("cpu_seconds", self.cpu_seconds),
+        ] {
+            if value == 0 {
+                return Err(format!(
+                    "[sandbox] {key} must be at least 1: with 0 no tool could run"
+                ));
+            }
+        }
         let (base, count) = (self.uid_base, self.uid_count);
         if count == 0 {
             return Err("[sandbox] uid_count must be at least 1".into());
