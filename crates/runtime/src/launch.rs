@@ -9,8 +9,10 @@ use std::process::Stdio;
 use tokio::process::{Child, Command};
 
 use crate::RuntimeError;
+use crate::cache::Caches;
 use crate::config::{ToolEnv, UserSpace};
-use crate::sandbox::{Launch, LaunchArg, Lease, Refill, Sandbox, View};
+use crate::sandbox::{CacheView, Launch, LaunchArg, Lease, Refill, Sandbox, View};
+use crate::tool_user::Ids;
 
 /// One tool process to start; paths are host paths.
 pub(crate) struct ToolProcess<'a> {
@@ -34,7 +36,7 @@ pub(crate) struct ToolProcess<'a> {
 #[derive(Clone, Debug)]
 pub(crate) struct Launcher {
     pub sandbox: Option<std::sync::Arc<Sandbox>>,
-    pub cache_dir: PathBuf,
+    pub caches: Caches,
 }
 
 pub(crate) struct Started {
@@ -70,7 +72,12 @@ impl Launcher {
             return spawn(p.program, &args, env, p.cwd, stdin);
         };
         let roots = p.env.roots_for(p.space);
-        let view = View::new(&p.space.home, &roots, &self.cache_dir, p.env.email_db());
+        let transpiled = self.transpiled_dir(&p.space.user)?;
+        let cache = CacheView {
+            harness: &self.caches.harness,
+            transpiled: &transpiled,
+        };
+        let view = View::new(&p.space.home, &roots, &cache, p.env.email_db());
         sandbox.prepare_home(&p.space.home, &p.space.user, &roots)?;
         let mut env = p.env.for_view(&view);
         env.extend(p.extra_env);
@@ -108,6 +115,27 @@ impl Launcher {
 }
 
 impl Launcher {
+    /// `user`'s own directory of transpiled code, created if missing, readable by that
+    /// user's sandboxes only.
+    pub fn transpiled_dir(&self, user: &str) -> Result<PathBuf, RuntimeError> {
+        let group = self.tool_user(user).map(|ids| ids.gid);
+        self.caches
+            .ensure_transpiled(user, group)
+            .map_err(|e| RuntimeError::io(&self.caches.transpiled(user), e))
+    }
+
+    /// Who the host acts as when it reads `user`'s tool code: that user's sandbox uid on a
+    /// root host with the sandbox on; the host itself otherwise (`None`: an unprivileged
+    /// host's tools run as its own uid anyway, and without a sandbox there is no boundary).
+    pub fn tool_user(&self, user: &str) -> Option<Ids> {
+        let sandbox = self.sandbox.as_ref()?;
+        if !rustix::process::getuid().is_root() {
+            return None;
+        }
+        let uid = sandbox.uid_for(user);
+        Some(Ids { uid, gid: uid })
+    }
+
     /// Gives `paths` to the uid `user`'s sandboxed tools run as, so they can use them
     /// (a worker's socket). Nothing to do without a sandbox or on an unprivileged host.
     pub fn hand_over(&self, user: &str, paths: &[&Path]) -> Result<(), RuntimeError> {

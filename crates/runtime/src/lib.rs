@@ -5,7 +5,9 @@
 //! The entry point is [`Runtime::call`], which returns a [`Call`]: a stream of progress
 //! events and one final [`ToolResult`], and a way to cancel.
 
+mod cache;
 mod call;
+mod code;
 mod config;
 mod error;
 mod launch;
@@ -17,6 +19,8 @@ mod redact;
 mod result;
 mod runtime;
 pub mod sandbox;
+mod tool_folder;
+mod tool_user;
 mod transpile;
 mod validate;
 mod version;

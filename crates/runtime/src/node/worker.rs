@@ -94,7 +94,6 @@ pub(crate) fn signal_group(pgid: i32, signal: rustix::process::Signal) {
 pub(crate) struct WorkerSpawn {
     pub node: PathBuf,
     pub harness: PathBuf,
-    pub ts_cache: PathBuf,
     pub run_dir: PathBuf,
     /// Frames larger than this are a protocol violation.
     pub max_frame: usize,
@@ -153,6 +152,8 @@ impl Worker {
         std::fs::create_dir(&socket_dir).map_err(|e| RuntimeError::io(&socket_dir, e))?;
         let _cleanup = RemoveDir(socket_dir.clone());
         let socket = socket_dir.join("s.sock");
+        // The worker serves one user: it reads that user's transpiled code only.
+        let transpiled = spawn.launcher.transpiled_dir(&space.user)?;
         let listener = UnixListener::bind(&socket).map_err(|e| RuntimeError::io(&socket, e))?;
         spawn
             .launcher
@@ -170,7 +171,7 @@ impl Worker {
                 args: vec![
                     Arg::Text("--enable-source-maps".into()),
                     Arg::Path(spawn.harness.clone()),
-                    Arg::Path(spawn.ts_cache.clone()),
+                    Arg::Path(transpiled),
                     Arg::Path(socket.clone()),
                 ],
                 cwd: &space.home,

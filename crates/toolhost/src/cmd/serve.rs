@@ -14,7 +14,7 @@ use toolhost_mcp::http::HttpOptions;
 use toolhost_mcp::tokens::Tokens;
 
 use crate::catalog_args::CatalogArgs;
-use crate::cmd::mcp::{agent_server, cancel_on_signal, server, serving_runtime};
+use crate::cmd::mcp::{agent_server, cancel_on_signal, run_to_end, server, serving_runtime};
 use crate::config::ConfigFile;
 use crate::users::user_space;
 
@@ -75,7 +75,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         allowed_hosts.push(addr.ip().to_string());
     }
     let roots = catalog.roots().to_vec();
-    serving_runtime()?.block_on(async move {
+    run_to_end(serving_runtime()?, async move {
         let server = server(&config, catalog, overlay, default_caller.clone())?;
         let runtime = server.runtime().clone();
         let settle = server.session();
@@ -123,8 +123,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 tracing::debug!(error = %e, "cannot set TCP_NODELAY");
             }
         });
-        let serving = axum::serve(listener, app)
-            .with_graceful_shutdown(stop.clone().cancelled_owned());
+        let serving =
+            axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
         // A client that never reads would hold a graceful shutdown open forever.
         let deadline = async {
             stop.cancelled().await;
