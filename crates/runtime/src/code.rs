@@ -44,30 +44,33 @@ impl Code {
         let transpiler = Transpiler::new(&cache).map_err(|e| RuntimeError::io(&cache, e))?;
         let stop = StopOnDrop::default();
 
+        // The reader (as the tool's user) hands sources one by one to the transpiler (as
+        // the host), so at most a few files are in memory at once.
+        let (tx, rx) = std::sync::mpsc::sync_channel(2);
         let (folder, flag) = (dir.to_path_buf(), stop.flag());
         let read = tool_user::run_as("toolhost-read", launcher.tool_user(user), move || {
             let folder = ToolFolder::open(&folder)?;
             let modules = folder.modules(&flag)?;
-            let sources = read_sources(&folder, &modules, &flag)?;
-            Ok((modules, sources))
+            read_sources(&folder, &modules, &flag, |source| tx.send(source).is_ok())?;
+            Ok(modules)
         });
-        let (modules, sources) = read
-            .await
-            .map_err(|why| {
-                RuntimeError::WorkerStart(format!(
-                    "cannot read {} as the tool's user: {why}",
-                    dir.display()
-                ))
-            })?
-            .map_err(RuntimeError::Transpile)?;
-
         let flag = stop.flag();
-        tool_user::run_as("toolhost-transpile", None, move || {
-            transpiler.store(sources, &flag)
-        })
-        .await
-        .map_err(RuntimeError::WorkerStart)?
-        .map_err(RuntimeError::Transpile)?;
+        let store = tool_user::run_as("toolhost-transpile", None, move || {
+            transpiler.store(rx, &flag)
+        });
+        let (read, stored) = tokio::join!(read, store);
+        let read = read.map_err(|why| {
+            RuntimeError::WorkerStart(format!(
+                "cannot read {} as the tool's user: {why}",
+                dir.display()
+            ))
+        })?;
+        // The transpiler fails only on a file read before any read error: its error
+        // comes first (and a reader left without a transpiler just stops).
+        stored
+            .map_err(RuntimeError::WorkerStart)?
+            .map_err(RuntimeError::Transpile)?;
+        let modules = read.map_err(RuntimeError::Transpile)?;
 
         let version = self.versions.remember(dir, modules);
         if let Ok(mut p) = self.prepared.lock() {

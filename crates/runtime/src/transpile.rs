@@ -201,7 +201,11 @@ impl Transpiler {
         let stop = AtomicBool::new(false);
         let folder = ToolFolder::open(tool_dir)?;
         let modules = folder.modules(&stop)?;
-        let sources = read_sources(&folder, &modules, &stop)?;
+        let mut sources = Vec::new();
+        read_sources(&folder, &modules, &stop, |source| {
+            sources.push(source);
+            true
+        })?;
         self.store(sources, &stop)
     }
 
@@ -209,7 +213,7 @@ impl Transpiler {
     /// returns how many it wrote. Stops early (with an error) once `stop` is set.
     pub(crate) fn store(
         &self,
-        sources: Vec<Source>,
+        sources: impl IntoIterator<Item = Source>,
         stop: &AtomicBool,
     ) -> Result<usize, TranspileError> {
         let mut transpiled = 0;
@@ -316,16 +320,17 @@ pub(crate) struct Source {
 }
 
 /// Reads the files of `modules` that [`Transpiler::store`] transpiles, without leaving the
-/// folder. A TypeScript file that cannot be read is an error naming it (a link out of the
-/// folder among them); a JavaScript file that cannot be read here is skipped: Node.js
-/// loads it as it is, inside the tool's sandbox, which resolves it in the sandbox's view.
-/// A dangling link is skipped as well.
+/// folder, and hands each to `sink` (one at a time, so a large folder is never held in
+/// memory whole); stops early when `sink` returns false. A TypeScript file that cannot be
+/// read is an error naming it (a link out of the folder among them); a JavaScript file
+/// that cannot be read here is skipped: Node.js loads it as it is, inside the tool's
+/// sandbox, which resolves it in the sandbox's view. A dangling link is skipped as well.
 pub(crate) fn read_sources(
     folder: &ToolFolder,
     modules: &[(PathBuf, Stamp)],
     stop: &AtomicBool,
-) -> Result<Vec<Source>, TranspileError> {
-    let mut sources = Vec::new();
+    mut sink: impl FnMut(Source) -> bool,
+) -> Result<(), TranspileError> {
     for (rel, _) in modules {
         if !is_transpiled_file(rel) {
             continue;
@@ -336,7 +341,9 @@ pub(crate) fn read_sources(
         }
         let why = match folder.read(rel) {
             Ok(bytes) => {
-                sources.push(Source { path, bytes });
+                if !sink(Source { path, bytes }) {
+                    return Ok(());
+                }
                 continue;
             }
             Err(_) if is_module_js(rel) => continue,
@@ -354,7 +361,7 @@ pub(crate) fn read_sources(
             Unread::Failed(e) => TranspileError::io(&path, e),
         });
     }
-    Ok(sources)
+    Ok(())
 }
 
 /// Runs [`transpile_inner`] on a thread with a stack sized for the source, so deeply nested
