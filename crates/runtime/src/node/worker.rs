@@ -103,6 +103,17 @@ pub(crate) struct WorkerSpawn {
 /// Where a sandboxed worker finds its socket directory.
 const SOCKET_DIR_INSIDE: &str = "/run/toolhost/socket";
 
+/// Kills a process group when dropped, unless disarmed (set to `None`).
+struct KillGroupOnDrop(Option<i32>);
+
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            signal_group(pgid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
 /// Removes a worker's socket directory once it is connected (or failed to).
 struct RemoveDir(PathBuf);
 
@@ -184,6 +195,9 @@ impl Worker {
                 extra: vec![(socket_dir.clone(), PathBuf::from(SOCKET_DIR_INSIDE))],
             })
             .await?;
+        // Until the worker is ready, dropping this start (the call's deadline or its
+        // cancellation) ends the whole sandbox, not just the helper's first process.
+        let mut starting = KillGroupOnDrop(Some(pid));
         let accepted = tokio::select! {
             accepted = tokio::time::timeout(Duration::from_secs(20), listener.accept()) => accepted,
             status = child.wait() => {
@@ -230,6 +244,7 @@ impl Worker {
             }
         }
 
+        starting.0 = None;
         let worker = Arc::new(Worker {
             user: space.user.clone(),
             network,
