@@ -1,7 +1,9 @@
 //! TypeScript → JavaScript for Node.js 20, in process, with oxc (no npm toolchain).
 //!
 //! Every TypeScript file of a tool folder is transpiled once into a content-addressed cache:
-//! `<cache_dir>/<sha256 of the source bytes, lowercase hex>.js`. The Node module hooks
+//! `<cache_dir>/<sha256 of the source bytes, lowercase hex>.js`. The runtime gives each user
+//! a cache directory of their own (`cache.rs`), and reads tool folders only through
+//! `tool_folder.rs`, which never leaves the folder. The Node module hooks
 //! (`node/hooks.mjs`) hash a `.ts` file they are asked to load and serve that entry under the
 //! original file URL, so `import.meta.url` keeps pointing into the tool folder.
 //!
