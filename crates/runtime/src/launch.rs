@@ -9,8 +9,10 @@ use std::process::Stdio;
 use tokio::process::{Child, Command};
 
 use crate::RuntimeError;
+use crate::cache::Caches;
 use crate::config::{ToolEnv, UserSpace};
-use crate::sandbox::{Launch, LaunchArg, Lease, Refill, Sandbox, View, Watched};
+use crate::sandbox::{CacheView, Launch, LaunchArg, Lease, Refill, Sandbox, View, Watched};
+use crate::tool_user::Ids;
 
 /// One tool process to start; paths are host paths.
 pub(crate) struct ToolProcess<'a> {
@@ -34,7 +36,7 @@ pub(crate) struct ToolProcess<'a> {
 #[derive(Clone, Debug)]
 pub(crate) struct Launcher {
     pub sandbox: Option<std::sync::Arc<Sandbox>>,
-    pub cache_dir: PathBuf,
+    pub caches: Caches,
 }
 
 pub(crate) struct Started {
@@ -73,7 +75,12 @@ impl Launcher {
             return spawn(p.program, &args, env, p.cwd, stdin);
         };
         let roots = p.env.roots_for(p.space);
-        let view = View::new(&p.space.home, &roots, &self.cache_dir, p.env.email_db());
+        let transpiled = self.transpiled_dir(&p.space.user)?;
+        let cache = CacheView {
+            harness: &self.caches.harness,
+            transpiled: &transpiled,
+        };
+        let view = View::new(&p.space.home, &roots, &cache, p.env.email_db());
         let extra: Vec<_> = p
             .extra
             .into_iter()
@@ -171,6 +178,30 @@ fn sandbox_terms(
 }
 
 impl Launcher {
+    /// `user`'s own directory of transpiled code, created if missing, readable by that
+    /// user's sandboxes only.
+    pub fn transpiled_dir(&self, user: &str) -> Result<PathBuf, RuntimeError> {
+        let group = self.tool_user(user)?.map(|ids| ids.gid);
+        self.caches
+            .ensure_transpiled(user, group)
+            .map_err(|e| RuntimeError::io(&self.caches.transpiled(user), e))
+    }
+
+    /// Who the host acts as when it reads `user`'s tool code: that user's sandbox uid on a
+    /// root host with the sandbox on; the host itself otherwise (`None`: an unprivileged
+    /// host's tools run as its own uid anyway, and without a sandbox there is no boundary).
+    /// `Err` when the sandbox cannot name that uid (then nothing may be read for the tool).
+    pub fn tool_user(&self, user: &str) -> Result<Option<Ids>, RuntimeError> {
+        let Some(sandbox) = self.sandbox.as_ref() else {
+            return Ok(None);
+        };
+        if !rustix::process::getuid().is_root() {
+            return Ok(None);
+        }
+        let uid = sandbox.uid_for(user)?;
+        Ok(Some(Ids { uid, gid: uid }))
+    }
+
     /// Gives `paths` to the uid `user`'s sandboxed tools run as, so they can use them
     /// (a worker's socket). Nothing to do without a sandbox or on an unprivileged host.
     pub fn hand_over(&self, user: &str, paths: &[&Path]) -> Result<(), RuntimeError> {

@@ -6,7 +6,9 @@
 //! events and one final [`ToolResult`], and a way to cancel.
 
 pub mod addresses;
+mod cache;
 mod call;
+mod code;
 mod config;
 mod error;
 mod launch;
@@ -18,6 +20,8 @@ mod redact;
 mod result;
 mod runtime;
 pub mod sandbox;
+mod tool_folder;
+mod tool_user;
 mod transpile;
 mod validate;
 mod version;

@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
 use toolhost_spec::Language;
 
+use crate::RuntimeError;
 use crate::call::{Call, Progress, ProgressQueue};
 use crate::config::{RuntimeConfig, ToolEnv, UserSpace};
 use crate::launch::Launcher;
@@ -19,7 +20,6 @@ use crate::node::{Control, NodePool, WorkerEvent, WorkerSpawn};
 use crate::redact::{Secrets, args_for_log};
 use crate::result::{ToolResult, normalise};
 use crate::validate::ArgsValidator;
-use crate::{RuntimeError, Transpiler};
 
 /// A tool the runtime can call.
 #[derive(Clone)]
@@ -101,13 +101,10 @@ pub struct Runtime {
 struct Inner {
     config: RuntimeConfig,
     env: ToolEnv,
-    transpiler: Transpiler,
     pool: NodePool,
     launcher: Launcher,
     validators: Mutex<HashMap<ValidatorKey, Arc<ArgsValidator>>>,
-    /// Tool folder → the code version whose TypeScript is known to be transpiled.
-    prepared: Mutex<HashMap<PathBuf, String>>,
-    versions: crate::version::CodeVersions,
+    code: crate::code::Code,
     run_dir: PathBuf,
     calls: AtomicU64,
     /// This process's id, for generated call ids (`getpid` is a system call each time).
@@ -125,10 +122,11 @@ impl Runtime {
     pub fn new(config: RuntimeConfig, env: ToolEnv) -> Result<Runtime, RuntimeError> {
         config.validate().map_err(RuntimeError::Config)?;
         let cache = config.cache_dir();
-        let transpiler =
-            Transpiler::new(cache.join("ts")).map_err(|e| RuntimeError::io(&cache, e))?;
         let harness =
             crate::node::install_harness(&cache).map_err(|e| RuntimeError::io(&cache, e))?;
+        let harness_dir = harness.parent().unwrap_or(&cache).to_path_buf();
+        let caches = crate::cache::Caches::new(&cache, harness_dir)
+            .map_err(|e| RuntimeError::io(&cache.join("ts"), e))?;
         let run_dir = private_run_dir()?;
         let sandbox = if config.sandbox.enabled {
             let sandbox = crate::sandbox::Sandbox::new(config.sandbox.clone());
@@ -144,14 +142,10 @@ impl Runtime {
         if let Some(sandbox) = &sandbox {
             sandbox.refill();
         }
-        let launcher = Launcher {
-            sandbox,
-            cache_dir: cache.clone(),
-        };
+        let launcher = Launcher { sandbox, caches };
         let spawn = WorkerSpawn {
             node: config.node.clone(),
             harness,
-            ts_cache: transpiler.cache_dir().to_path_buf(),
             run_dir: run_dir.clone(),
             max_frame: config.max_result_bytes * 2 + 4 * 1024 * 1024,
             launcher: launcher.clone(),
@@ -165,12 +159,10 @@ impl Runtime {
         let inner = Arc::new(Inner {
             config,
             env,
-            transpiler,
             pool,
             launcher,
             validators: Mutex::new(HashMap::new()),
-            prepared: Mutex::new(HashMap::new()),
-            versions: crate::version::CodeVersions::default(),
+            code: crate::code::Code::default(),
             run_dir,
             calls: AtomicU64::new(0),
             pid: std::process::id(),
@@ -272,6 +264,15 @@ impl Stop {
     }
 }
 
+/// `d` from now; a duration beyond the clock's range (a configured `timeout = 1e18`) is
+/// a year, which no call outlives, rather than a panic.
+fn after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(now)
+}
+
 fn secs(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
@@ -316,9 +317,23 @@ async fn run(
     let cap = inner.config.max_result_bytes;
     let (cancelled_tx, cancelled_rx) = watch::channel(false);
 
-    let started = match start(inner, &req, call_id, &args, &secrets, cap, cancelled_rx).await {
-        Ok(started) => started,
-        Err(e) => return ToolResult::error(secrets.clean(&e.to_string())),
+    // The deadline and cancellation cover the host's own steps too (reading and
+    // transpiling the code, waiting for a worker, starting the sandbox): dropping `start`
+    // abandons them, and their threads stop at their next check.
+    let deadline = after(deadline_after);
+    let starting = start(inner, &req, call_id, &args, &secrets, cap, cancelled_rx);
+    let started = tokio::select! {
+        started = starting => Ok(started),
+        _ = sleep_until(deadline) => Err(Stop::Deadline(deadline_after)),
+        _ = cancel.changed() => Err(Stop::Cancelled),
+    };
+    let started = match started {
+        Ok(Ok(started)) => started,
+        Ok(Err(e)) => return ToolResult::error(secrets.clean(&e.to_string())),
+        Err(stop) => {
+            tracing::info!(tool = %name, call = call_id, "stopped before the tool started: {}", stop.message());
+            return ToolResult::error(stop.message());
+        }
     };
     let (control, events) = started;
     let mut flight = InFlight {
@@ -329,17 +344,16 @@ async fn run(
         settled: false,
     };
 
-    let deadline = Instant::now() + deadline_after;
-    let mut idle_deadline = Instant::now() + idle_after;
+    let mut idle_deadline = after(idle_after);
     let mut stop: Option<Stop> = None;
     let mut grace: Option<Instant> = None;
     let mut seq = 0u64;
-    let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    let far = after(Duration::from_secs(365 * 24 * 3600));
     let mut result = loop {
         tokio::select! {
             event = flight.events.recv() => match event {
                 Some(WorkerEvent::Progress(content)) => {
-                    idle_deadline = Instant::now() + idle_after;
+                    idle_deadline = after(idle_after);
                     if stop.is_none() {
                         seq += 1;
                         let mut content = Value::Array(content);
@@ -360,10 +374,9 @@ async fn run(
                 Some(WorkerEvent::Error { kind, message, stack }) => {
                     if kind == "load"
                         && let ToolRef::Folder(t) = &req.tool
-                        && let Ok(mut p) = inner.prepared.lock()
                     {
                         // Re-check the transpile cache next time (it may have been cleared).
-                        p.remove(&t.dir);
+                        inner.code.forget(&t.dir, &req.user.user);
                     }
                     if !stack.is_empty() {
                         tracing::info!(target: "toolhost::tool", tool = %name, call = call_id, "{kind}: {}", secrets.clean(&stack));
@@ -398,7 +411,7 @@ async fn run(
             tracing::info!(tool = %name, call = call_id, "stopping: {}", stop.map(Stop::message).unwrap_or_default());
             let _ = cancelled_tx.send(true);
             flight.control.cancel();
-            grace = Some(Instant::now() + inner.config.cancel_grace);
+            grace = Some(after(inner.config.cancel_grace));
         }
     };
     flight.settle();
@@ -519,27 +532,11 @@ async fn start(
     match tool.manifest.language {
         Language::Typescript => {
             // One stat per file tells whether the code changed; only then is it re-read
-            // and transpiled (which itself skips files already in the cache).
+            // and transpiled (which itself skips files already in the user's cache).
             let version = inner
-                .versions
-                .version(&tool.dir)
-                .map_err(|e| RuntimeError::io(&tool.dir, e))?;
-            let known = inner
-                .prepared
-                .lock()
-                .ok()
-                .and_then(|p| p.get(&tool.dir).cloned());
-            if known.as_deref() != Some(version.as_str()) {
-                let dir = tool.dir.clone();
-                let transpiler = inner.transpiler.clone();
-                tokio::task::spawn_blocking(move || transpiler.prepare_folder(&dir))
-                    .await
-                    .map_err(|e| RuntimeError::WorkerStart(e.to_string()))?
-                    .map_err(RuntimeError::Transpile)?;
-                if let Ok(mut p) = inner.prepared.lock() {
-                    p.insert(tool.dir.clone(), version.clone());
-                }
-            }
+                .code
+                .prepare(&inner.launcher, &tool.dir, &req.user.user)
+                .await?;
             in_view(inner, tool, &req.user)?;
             let network = network_for(inner, tool);
             let worker = inner.pool.acquire(&req.user, network).await?;
@@ -597,17 +594,15 @@ fn network_for(inner: &Inner, tool: &toolhost_catalog::Tool) -> bool {
     }
 }
 
-/// Sandboxed tools run as other uids: they must be able to read the cache (the harness,
-/// transpiled TypeScript), though never to write it.
+/// Sandboxed tools run as other uids: they must be able to read the harness, though never
+/// to write it. (Transpiled code is per user: see `cache.rs`.)
 fn open_up(cache: &Path) -> Result<(), RuntimeError> {
     use std::os::unix::fs::PermissionsExt;
-    for dir in [cache.to_path_buf(), cache.join("ts")] {
-        if let Ok(meta) = std::fs::metadata(&dir)
-            && meta.permissions().mode() & 0o005 != 0o005
-        {
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
-                .map_err(|e| RuntimeError::io(&dir, e))?;
-        }
+    if let Ok(meta) = std::fs::metadata(cache)
+        && meta.permissions().mode() & 0o005 != 0o005
+    {
+        std::fs::set_permissions(cache, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| RuntimeError::io(cache, e))?;
     }
     Ok(())
 }

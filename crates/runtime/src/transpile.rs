@@ -1,7 +1,9 @@
 //! TypeScript → JavaScript for Node.js 20, in process, with oxc (no npm toolchain).
 //!
 //! Every TypeScript file of a tool folder is transpiled once into a content-addressed cache:
-//! `<cache_dir>/<sha256 of the source bytes, lowercase hex>.js`. The Node module hooks
+//! `<cache_dir>/<sha256 of the source bytes, lowercase hex>.js`. The runtime gives each user
+//! a cache directory of their own (`cache.rs`), and reads tool folders only through
+//! `tool_folder.rs`, which never leaves the folder. The Node module hooks
 //! (`node/hooks.mjs`) hash a `.ts` file they are asked to load and serve that entry under the
 //! original file URL, so `import.meta.url` keeps pointing into the tool folder.
 //!
@@ -19,7 +21,7 @@
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
@@ -39,12 +41,11 @@ use oxc_transformer::{
 use sha2::{Digest, Sha256};
 use toolhost_spec::LineIndex;
 
+use crate::tool_folder::{MAX_SOURCE_BYTES, Stamp, ToolFolder, Unread};
+
 /// Names of the generated preamble's own bindings start with this; tool code should not
 /// declare names with this prefix at the top level of a module.
 pub const PREAMBLE_PREFIX: &str = "__toolhost_";
-
-/// Directories deeper than this below a tool folder are not searched for TypeScript files.
-const MAX_DEPTH: usize = 32;
 
 /// Stack for the transpiling thread: oxc's parser, transformer and printer recurse once per
 /// nesting level. The stack is only reserved address space; pages are committed when used.
@@ -98,6 +99,36 @@ pub enum TranspileError {
     /// oxc failed on this file (a bug in oxc, reported instead of crashing).
     #[error("{}: the TypeScript transpiler failed on this file: {message}", path.display())]
     Internal { path: PathBuf, message: String },
+    /// A TypeScript file is a symbolic link that leads out of the tool folder.
+    #[error(
+        "{} is a symbolic link out of the tool folder: Toolhost reads a tool's code only inside its folder",
+        path.display()
+    )]
+    OutsideFolder { path: PathBuf },
+    /// The user the code is read as (the tool's own, on a root host) may not read it.
+    #[error(
+        "{}: the tool's user may not read this (a tool folder must be readable by other users: o+r for files, o+rx for folders)",
+        path.display()
+    )]
+    Unreadable { path: PathBuf },
+    /// A TypeScript name on a FIFO, socket, device or directory.
+    #[error("{}: not a regular file", path.display())]
+    NotAFile { path: PathBuf },
+    /// A source file over [`MAX_SOURCE_BYTES`](crate::tool_folder::MAX_SOURCE_BYTES).
+    #[error("{}: larger than {} MiB, the most Toolhost reads of one source file", path.display(), limit >> 20)]
+    TooLarge { path: PathBuf, limit: u64 },
+    /// A folder nested deeper than Toolhost searches.
+    #[error(
+        "{}: more than {limit} folders below the tool folder; Toolhost does not search that deep (keep dependencies in node_modules)",
+        path.display()
+    )]
+    TooDeep { path: PathBuf, limit: usize },
+    /// More entries than Toolhost searches.
+    #[error(
+        "{}: more than {limit} files and folders outside node_modules and hidden folders; Toolhost does not search a tool folder that large",
+        path.display()
+    )]
+    TooManyEntries { path: PathBuf, limit: usize },
 }
 
 impl TranspileError {
@@ -116,7 +147,13 @@ impl TranspileError {
             | TranspileError::Unsupported { path, .. }
             | TranspileError::Encoding { path, .. }
             | TranspileError::NotTypeScript { path }
-            | TranspileError::Internal { path, .. } => path,
+            | TranspileError::Internal { path, .. }
+            | TranspileError::OutsideFolder { path }
+            | TranspileError::Unreadable { path }
+            | TranspileError::NotAFile { path }
+            | TranspileError::TooLarge { path, .. }
+            | TranspileError::TooDeep { path, .. }
+            | TranspileError::TooManyEntries { path, .. } => path,
         }
     }
 }
@@ -158,13 +195,34 @@ impl Transpiler {
     /// many had to be transpiled (0 when all were cached already).
     ///
     /// Searches recursively, skipping `node_modules`, hidden directories and declaration
-    /// files (`.d.ts`). Existing entries are never rewritten; new ones are written to a
-    /// temporary file in the cache directory and renamed into place, so a reader sees either
-    /// no entry or a complete one. Stops at the first file that fails.
+    /// files (`.d.ts`), without leaving the folder (see [`read_sources`]). Existing entries
+    /// are never rewritten; new ones are written to a temporary file in the cache directory
+    /// and renamed into place, so a reader sees either no entry or a complete one. Stops at
+    /// the first file that fails.
     pub fn prepare_folder(&self, tool_dir: &Path) -> Result<usize, TranspileError> {
+        let stop = AtomicBool::new(false);
+        let folder = ToolFolder::open(tool_dir)?;
+        let modules = folder.modules(&stop)?;
+        let mut sources = Vec::new();
+        read_sources(&folder, &modules, &stop, |source| {
+            sources.push(source);
+            true
+        })?;
+        self.store(sources, &stop)
+    }
+
+    /// Transpiles the sources whose entry is missing and writes them into the cache;
+    /// returns how many it wrote. Stops early (with an error) once `stop` is set.
+    pub(crate) fn store(
+        &self,
+        sources: impl IntoIterator<Item = Source>,
+        stop: &AtomicBool,
+    ) -> Result<usize, TranspileError> {
         let mut transpiled = 0;
-        for path in typescript_files(tool_dir)? {
-            let bytes = std::fs::read(&path).map_err(|e| TranspileError::io(&path, e))?;
+        for Source { path, bytes } in sources {
+            if stop.load(Ordering::Relaxed) {
+                return Err(TranspileError::io(&path, io::ErrorKind::Interrupted.into()));
+            }
             let target = self.cache_path(&bytes);
             if target.is_file() {
                 continue;
@@ -199,13 +257,13 @@ impl Transpiler {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let create = || {
-            std::fs::File::create(&temp).or_else(|e| {
+            create_readable(&temp).or_else(|e| {
                 // The cache directory was removed since `new` (a temp cleaner): recreate it.
                 if e.kind() != io::ErrorKind::NotFound {
                     return Err(e);
                 }
                 std::fs::create_dir_all(&self.cache_dir)?;
-                std::fs::File::create(&temp)
+                create_readable(&temp)
             })
         };
         let written = create()
@@ -247,34 +305,65 @@ fn is_module_js(path: &Path) -> bool {
     )
 }
 
-/// The TypeScript files below `root`, sorted, without `node_modules`, hidden directories
-/// and declaration files. Symbolic links to files are followed; to directories, not.
-fn typescript_files(root: &Path) -> Result<Vec<PathBuf>, TranspileError> {
-    let mut files = Vec::new();
-    let mut pending = vec![(root.to_path_buf(), 0usize)];
-    while let Some((dir, depth)) = pending.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| TranspileError::io(&dir, e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| TranspileError::io(&dir, e))?;
-            let path = entry.path();
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let file_type = entry
-                .file_type()
-                .map_err(|e| TranspileError::io(&path, e))?;
-            if file_type.is_dir() {
-                if !name.starts_with('.') && name != "node_modules" && depth < MAX_DEPTH {
-                    pending.push((path, depth + 1));
-                }
-            } else if is_transpiled_file(&path)
-                && (file_type.is_file() || (file_type.is_symlink() && path.is_file()))
-            {
-                files.push(path);
-            }
+/// A new file readable by everyone who may enter its directory, whatever the umask: the
+/// cache directory itself decides who that is.
+fn create_readable(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::PermissionsExt;
+    let file = std::fs::File::create(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    Ok(file)
+}
+
+/// One source file of a tool, as read.
+pub(crate) struct Source {
+    /// The file's path (in the tool folder as given), for messages and the source map.
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+/// Reads the files of `modules` that [`Transpiler::store`] transpiles, without leaving the
+/// folder, and hands each to `sink` (one at a time, so a large folder is never held in
+/// memory whole); stops early when `sink` returns false. A TypeScript file that cannot be
+/// read is an error naming it (a link out of the folder among them); a JavaScript file
+/// that cannot be read here is skipped: Node.js loads it as it is, inside the tool's
+/// sandbox, which resolves it in the sandbox's view. A dangling link is skipped as well.
+pub(crate) fn read_sources(
+    folder: &ToolFolder,
+    modules: &[(PathBuf, Stamp)],
+    stop: &AtomicBool,
+    mut sink: impl FnMut(Source) -> bool,
+) -> Result<(), TranspileError> {
+    for (rel, _) in modules {
+        if !is_transpiled_file(rel) {
+            continue;
         }
+        let path = folder.path().join(rel);
+        if stop.load(Ordering::Relaxed) {
+            return Err(TranspileError::io(&path, io::ErrorKind::Interrupted.into()));
+        }
+        let why = match folder.read(rel) {
+            Ok(bytes) => {
+                if !sink(Source { path, bytes }) {
+                    return Ok(());
+                }
+                continue;
+            }
+            Err(_) if is_module_js(rel) => continue,
+            Err(Unread::Failed(e)) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(why) => why,
+        };
+        return Err(match why {
+            Unread::Outside => TranspileError::OutsideFolder { path },
+            Unread::Denied => TranspileError::Unreadable { path },
+            Unread::NotAFile => TranspileError::NotAFile { path },
+            Unread::TooLarge => TranspileError::TooLarge {
+                path,
+                limit: MAX_SOURCE_BYTES,
+            },
+            Unread::Failed(e) => TranspileError::io(&path, e),
+        });
     }
-    files.sort();
-    Ok(files)
+    Ok(())
 }
 
 /// Runs [`transpile_inner`] on a thread with a stack sized for the source, so deeply nested

@@ -1,35 +1,17 @@
 //! The version of a tool's code, so an edited tool reloads on its next call.
 //!
-//! The version digests the path, size and modification time of every module file of the
-//! folder (skipping `node_modules` and hidden entries). Finding the files takes a walk;
-//! checking them again takes one `stat` each, no directory reads: a new file matters only
-//! once an existing module imports it, and that edit changes the existing module.
+//! The version digests the path and stamp (device, inode, size, modification time) of every
+//! module file of the folder, as [`ToolFolder::modules`] finds them: bounded, never through
+//! a directory link, links resolved only inside the folder. Finding the files takes a walk;
+//! checking them again takes one `openat2` and `fstat` each, no directory reads: a new file
+//! matters only once an existing module imports it, and that edit changes the existing
+//! module.
 
 use std::collections::HashMap;
-use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-/// Files whose change changes what `import` loads.
-const MODULE_EXTENSIONS: &[&str] = &["ts", "mts", "cts", "tsx", "js", "mjs", "cjs", "json"];
-
-#[derive(Clone, PartialEq, Eq)]
-struct Stamp {
-    size: u64,
-    mtime: i64,
-    mtime_nsec: i64,
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Stamp {
-        Stamp {
-            size: meta.len(),
-            mtime: meta.mtime(),
-            mtime_nsec: meta.mtime_nsec(),
-        }
-    }
-}
+use crate::tool_folder::{Stamp, ToolFolder};
 
 struct Snapshot {
     files: Vec<(PathBuf, Stamp)>,
@@ -39,82 +21,63 @@ struct Snapshot {
 /// Remembers each tool folder's module files, to re-check them cheaply.
 #[derive(Default)]
 pub(crate) struct CodeVersions {
-    known: Mutex<HashMap<PathBuf, Snapshot>>,
+    known: Mutex<HashMap<PathBuf, Arc<Snapshot>>>,
 }
 
 impl CodeVersions {
-    pub fn version(&self, dir: &Path) -> io::Result<String> {
-        if let Ok(known) = self.known.lock()
-            && let Some(snap) = known.get(dir)
-            && snap
-                .files
-                .iter()
-                .all(|(path, stamp)| std::fs::metadata(path).is_ok_and(|m| Stamp::of(&m) == *stamp))
-        {
-            return Ok(snap.version.clone());
-        }
-        let mut files = Vec::new();
-        walk(dir, &mut files, 0)?;
-        files.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut h = blake3::Hasher::new();
-        for (path, stamp) in &files {
-            h.update(
-                path.strip_prefix(dir)
-                    .unwrap_or(path)
-                    .as_os_str()
-                    .as_encoded_bytes(),
-            );
-            h.update(&[0]);
-            h.update(&stamp.size.to_le_bytes());
-            h.update(&stamp.mtime.to_le_bytes());
-            h.update(&stamp.mtime_nsec.to_le_bytes());
-        }
-        let version = h.finalize().to_hex()[..16].to_string();
+    /// The version of `dir` when it was last walked, if no file found then has changed.
+    /// A re-check stats only files inside the folder, so it runs as the host.
+    pub fn unchanged(&self, dir: &Path) -> Option<String> {
+        let snap = self.known.lock().ok()?.get(dir).cloned()?;
+        let folder = ToolFolder::open(dir).ok()?;
+        snap.files
+            .iter()
+            .all(|(rel, stamp)| folder.stamp(rel) == *stamp)
+            .then(|| snap.version.clone())
+    }
+
+    /// Remembers what a walk of `dir` found; returns its version.
+    pub fn remember(&self, dir: &Path, files: Vec<(PathBuf, Stamp)>) -> String {
+        let version = version_of(&files);
         if let Ok(mut known) = self.known.lock() {
             if known.len() > 10_000 {
                 known.clear();
             }
             known.insert(
                 dir.to_path_buf(),
-                Snapshot {
+                Arc::new(Snapshot {
                     files,
                     version: version.clone(),
-                },
+                }),
             );
         }
-        Ok(version)
+        version
     }
 }
 
-fn walk(dir: &Path, out: &mut Vec<(PathBuf, Stamp)>, depth: usize) -> io::Result<()> {
-    if depth > 16 {
-        return Ok(());
+fn version_of(files: &[(PathBuf, Stamp)]) -> String {
+    let mut h = blake3::Hasher::new();
+    for (rel, stamp) in files {
+        h.update(rel.as_os_str().as_encoded_bytes());
+        h.update(&[0]);
+        stamp.hash_into(&mut h);
     }
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') || name == "node_modules" {
-            continue;
-        }
-        let path = entry.path();
-        let meta = std::fs::metadata(&path)?;
-        if meta.is_dir() {
-            walk(&path, out, depth + 1)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| MODULE_EXTENSIONS.contains(&e))
-        {
-            out.push((path, Stamp::of(&meta)));
-        }
-    }
-    Ok(())
+    h.finalize().to_hex()[..16].to_string()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+
     use super::*;
+
+    fn walk(v: &CodeVersions, d: &Path) -> String {
+        let files = ToolFolder::open(d)
+            .unwrap()
+            .modules(&AtomicBool::new(false))
+            .unwrap();
+        v.remember(d, files)
+    }
 
     #[test]
     fn changes_when_a_module_changes_and_only_then() {
@@ -125,18 +88,36 @@ mod tests {
         std::fs::write(d.join("lib/x.js"), "b").unwrap();
         std::fs::write(d.join("README.md"), "docs").unwrap();
         let v = CodeVersions::default();
-        let first = v.version(d).unwrap();
-        assert_eq!(v.version(d).unwrap(), first);
+        let first = walk(&v, d);
+        assert_eq!(v.unchanged(d).unwrap(), first);
         std::fs::write(d.join("README.md"), "other docs").unwrap();
-        assert_eq!(v.version(d).unwrap(), first, "docs are not code");
+        assert_eq!(v.unchanged(d).unwrap(), first, "docs are not code");
         std::fs::write(d.join("lib/x.js"), "bb").unwrap();
-        let second = v.version(d).unwrap();
+        assert_eq!(v.unchanged(d), None);
+        let second = walk(&v, d);
         assert_ne!(second, first);
         std::fs::remove_file(d.join("lib/x.js")).unwrap();
-        assert_ne!(
-            v.version(d).unwrap(),
-            second,
-            "a deleted module changes the version"
+        assert_eq!(v.unchanged(d), None);
+        assert_ne!(walk(&v, d), second, "a deleted module changes the version");
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("tool");
+        std::fs::create_dir_all(d.join("lib")).unwrap();
+        std::fs::write(d.join("lib/x.ts"), "b").unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("x.ts"), "b").unwrap();
+        let v = CodeVersions::default();
+        walk(&v, &d);
+        std::fs::rename(d.join("lib"), dir.path().join("old-lib")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, d.join("lib")).unwrap();
+        assert_eq!(
+            v.unchanged(&d),
+            None,
+            "lib/x.ts now resolves out of the folder"
         );
     }
 }

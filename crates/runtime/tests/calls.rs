@@ -487,6 +487,41 @@ async fn the_pool_is_bounded_and_idle_workers_retire() {
     assert_eq!(e.runtime.workers().await, 0, "idle workers retire");
 }
 
+// F7: every host-side step of a call runs under the call's deadline; waiting for a worker
+// is one. The call used to wait, past its deadline, for as long as the pool stayed full.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_waiting_for_a_worker_still_ends_at_its_deadline() {
+    let config = RuntimeConfig {
+        max_workers: 1,
+        ..common::config()
+    };
+    let e = env_with(config, ToolEnv::default());
+    let (_, marker) = e.file("a@x", "aborted");
+    let mut busy = e.runtime.call(CallRequest {
+        tool: ToolRef::Folder(tool("respects_abort")),
+        args: json!({"marker": marker}),
+        user: e.user("a@x"),
+        tool_call_id: None,
+        timeout: None,
+    });
+    wait_for_progress(&mut busy, "waiting for abort").await;
+    // The one worker is a@x's and busy: b@x's call waits for a slot until its deadline.
+    let waiting = e.runtime.call(CallRequest {
+        tool: ToolRef::Folder(tool("plain_js")),
+        args: json!({}),
+        user: e.user("b@x"),
+        tool_call_id: None,
+        timeout: Some(Duration::from_millis(500)),
+    });
+    let r = tokio::time::timeout(Duration::from_secs(60), waiting.result())
+        .await
+        .expect("the waiting call outlived its deadline");
+    assert!(r.is_error);
+    assert_eq!(text(&r), "timed out after 0.5 s");
+    busy.cancel();
+    assert_eq!(text(&busy.result().await), "cancelled");
+}
+
 struct Add;
 
 impl NativeTool for Add {

@@ -206,3 +206,34 @@ fn new_refuses_paths_as_names() {
     assert_eq!(left, ["inside"], "nothing created beside the directory");
     assert_eq!(std::fs::read_dir(&inside).unwrap().count(), 0);
 }
+
+/// A deadline the clock cannot reach is no deadline, not a panic: `--timeout 1e18` and
+/// `[runtime] timeout = 1e18` both run the call.
+#[test]
+fn deadlines_beyond_the_clock_run_the_call() {
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path();
+    let config = home.join("far.toml");
+    std::fs::write(&config, "[runtime]\ntimeout = 1e18\nidle_timeout = 1e18\n").unwrap();
+    let fixtures = fixtures();
+    for extra in [
+        vec!["--timeout", "1e18"],
+        vec!["--config", config.to_str().unwrap()],
+    ] {
+        let out = toolhost(home)
+            .args([
+                "call",
+                "echo",
+                "text=far",
+                "--tools-dir",
+                fixtures.to_str().unwrap(),
+            ])
+            .args(&extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{extra:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {stderr}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("far"));
+    }
+}

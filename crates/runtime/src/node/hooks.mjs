@@ -1,7 +1,8 @@
 // Toolhost's module hooks for tool code, registered by harness.mjs (Node.js 20.6+).
 //
 // - TypeScript: Toolhost transpiles every .ts file of a tool folder with oxc before the
-//   first call and stores the JavaScript as <cacheDir>/<sha256 of the source>.js. This
+//   first call and stores the JavaScript as <cacheDir>/<sha256 of the source>.js (the
+//   worker's user's own directory: a worker serves one user). This
 //   hook serves it under the original file URL, so `import.meta.url` (and the `__dirname`
 //   the transpiler derives from it) still point into the tool folder.
 // - Versions: an entry is imported as `file:///…/index.ts?v=<hash>`; the version is

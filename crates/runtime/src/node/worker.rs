@@ -94,7 +94,6 @@ pub(crate) fn signal_group(pgid: i32, signal: rustix::process::Signal) {
 pub(crate) struct WorkerSpawn {
     pub node: PathBuf,
     pub harness: PathBuf,
-    pub ts_cache: PathBuf,
     pub run_dir: PathBuf,
     /// Frames larger than this are a protocol violation.
     pub max_frame: usize,
@@ -103,6 +102,17 @@ pub(crate) struct WorkerSpawn {
 
 /// Where a sandboxed worker finds its socket directory.
 const SOCKET_DIR_INSIDE: &str = "/run/toolhost/socket";
+
+/// Kills a process group when dropped, unless disarmed (set to `None`).
+struct KillGroupOnDrop(Option<i32>);
+
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            signal_group(pgid, rustix::process::Signal::KILL);
+        }
+    }
+}
 
 /// Removes a worker's socket directory once it is connected (or failed to).
 struct RemoveDir(PathBuf);
@@ -153,6 +163,8 @@ impl Worker {
         std::fs::create_dir(&socket_dir).map_err(|e| RuntimeError::io(&socket_dir, e))?;
         let _cleanup = RemoveDir(socket_dir.clone());
         let socket = socket_dir.join("s.sock");
+        // The worker serves one user: it reads that user's transpiled code only.
+        let transpiled = spawn.launcher.transpiled_dir(&space.user)?;
         let listener = UnixListener::bind(&socket).map_err(|e| RuntimeError::io(&socket, e))?;
         spawn
             .launcher
@@ -171,7 +183,7 @@ impl Worker {
                 args: vec![
                     Arg::Text("--enable-source-maps".into()),
                     Arg::Path(spawn.harness.clone()),
-                    Arg::Path(spawn.ts_cache.clone()),
+                    Arg::Path(transpiled),
                     Arg::Path(socket.clone()),
                 ],
                 cwd: &space.home,
@@ -184,6 +196,9 @@ impl Worker {
                 extra: vec![(socket_dir.clone(), PathBuf::from(SOCKET_DIR_INSIDE))],
             })
             .await?;
+        // Until the worker is ready, dropping this start (the call's deadline or its
+        // cancellation) ends the whole sandbox, not just the helper's first process.
+        let mut starting = KillGroupOnDrop(Some(pid));
         let accepted = tokio::select! {
             accepted = tokio::time::timeout(Duration::from_secs(20), listener.accept()) => accepted,
             status = child.wait() => {
@@ -230,6 +245,7 @@ impl Worker {
             }
         }
 
+        starting.0 = None;
         let worker = Arc::new(Worker {
             user: space.user.clone(),
             network,

@@ -5,7 +5,8 @@
 //! /officer/user           the user's home (read-write)
 //! /officer/user/tools     the user's own tool root, when it lies in the home (read-only)
 //! /officer/data           the directory of OFFICER_EMAIL_DB (read-write), when configured
-//! /run/toolhost/cache     transpiled TypeScript and the Node.js harness (read-only)
+//! /run/toolhost/cache/harness   the Node.js harness (read-only)
+//! /run/toolhost/cache/ts        the user's own transpiled code (read-only)
 //! /usr, /bin, /lib…       the system, read-only; a few files of /etc; /tmp, /dev, /proc
 //! ```
 
@@ -19,6 +20,13 @@ pub const USER: &str = "/officer/user";
 pub const DATA: &str = "/officer/data";
 pub const CACHE: &str = "/run/toolhost/cache";
 
+/// What of Toolhost's cache a user's sandbox sees: the harness (Toolhost's own code,
+/// shared) and that user's transpiled code, never another user's.
+pub struct CacheView<'a> {
+    pub harness: &'a Path,
+    pub transpiled: &'a Path,
+}
+
 /// One user's view: the tool-specific mounts, and how to translate host paths into it.
 #[derive(Debug, Clone)]
 pub struct View {
@@ -29,7 +37,12 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(home: &Path, tools_dirs: &[PathBuf], cache: &Path, email_db: Option<&Path>) -> View {
+    pub fn new(
+        home: &Path,
+        tools_dirs: &[PathBuf],
+        cache: &CacheView<'_>,
+        email_db: Option<&Path>,
+    ) -> View {
         let mut mounts = vec![
             Mount {
                 source: home.to_path_buf(),
@@ -37,8 +50,13 @@ impl View {
                 writable: true,
             },
             Mount {
-                source: cache.to_path_buf(),
-                target: CACHE.into(),
+                source: cache.harness.to_path_buf(),
+                target: Path::new(CACHE).join("harness"),
+                writable: false,
+            },
+            Mount {
+                source: cache.transpiled.to_path_buf(),
+                target: Path::new(CACHE).join("ts"),
                 writable: false,
             },
         ];
@@ -228,7 +246,10 @@ mod tests {
                 at("/opt/more"),
                 at("/gone"),
             ],
-            &at("/root/.cache/toolhost"),
+            &CacheView {
+                harness: &at("/root/.cache/toolhost/harness-0123"),
+                transpiled: &at("/root/.cache/toolhost/ts/u1"),
+            },
             Some(&at("/var/mail/emails.db")),
         );
         let inside = |p: &str| view.inside(&at(p)).map(|p| p.display().to_string());
@@ -247,9 +268,16 @@ mod tests {
         );
         assert_eq!(inside("/data/u@x.org").unwrap(), "/officer/user");
         assert_eq!(
-            inside("/root/.cache/toolhost/h/harness.mjs").unwrap(),
-            "/run/toolhost/cache/h/harness.mjs"
+            inside("/root/.cache/toolhost/harness-0123/harness.mjs").unwrap(),
+            "/run/toolhost/cache/harness/harness.mjs"
         );
+        assert_eq!(
+            inside("/root/.cache/toolhost/ts/u1").unwrap(),
+            "/run/toolhost/cache/ts"
+        );
+        // Another user's transpiled code, and the rest of the cache, are not there.
+        assert_eq!(inside("/root/.cache/toolhost/ts/u2/x.js"), None);
+        assert_eq!(inside("/root/.cache/toolhost/ts"), None);
         assert_eq!(inside("/data/other@x.org/notes.txt"), None);
         assert_eq!(inside("/etc/shadow"), None);
         assert_eq!(

@@ -41,7 +41,7 @@ pub(crate) use cgroup::Lease;
 pub use config::{NetworkPolicy, Requirement, SandboxConfig};
 pub use host::Sandbox;
 pub(crate) use host::{Launch, LaunchArg, Refill};
-pub use layout::View;
+pub use layout::{CacheView, View};
 pub use probe::{Layer, probe_here};
 pub(crate) use quota::Watched;
 pub(crate) use spec::Mount;

@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    rt.block_on(async move {
+    crate::cmd::mcp::run_to_end(rt, async move {
         let mut config = config.runtime;
         // One call, then exit: helpers started ahead of need would only cost.
         config.sandbox.spares = 0;

@@ -31,7 +31,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let caller = Caller {
         space: user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref()),
     };
-    serving_runtime()?.block_on(async move {
+    run_to_end(serving_runtime()?, async move {
         let mut registry = None;
         let server = match &args.agent {
             Some(agent) => {
@@ -94,6 +94,22 @@ pub fn serving_runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)
+}
+
+/// How long a stopping command waits for blocking tasks still running on its runtime.
+const BLOCKING_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `work` to completion on `runtime`, then shuts the runtime down without waiting for
+/// blocking tasks longer than a moment: a host step stuck in a system call (a slow file
+/// system, say) must not keep the process alive once the command is done. (Dropping a
+/// Tokio runtime instead waits for every blocking task, however long it takes.)
+pub fn run_to_end<T>(
+    runtime: tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    let out = runtime.block_on(work);
+    runtime.shutdown_timeout(BLOCKING_GRACE);
+    out
 }
 
 /// An MCP server over `catalog`, run by a runtime configured from `config`. With `data`,

@@ -14,7 +14,7 @@ use toolhost_mcp::http::HttpOptions;
 use toolhost_mcp::tokens::Tokens;
 
 use crate::catalog_args::CatalogArgs;
-use crate::cmd::mcp::{agent_server, cancel_on_signal, server, serving_runtime};
+use crate::cmd::mcp::{agent_server, cancel_on_signal, run_to_end, server, serving_runtime};
 use crate::config::ConfigFile;
 use crate::users::user_space;
 
@@ -76,7 +76,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let roots = catalog.roots().to_vec();
     let connection_limits = fit_fd_limit(config.serve.connection_limits());
-    serving_runtime()?.block_on(async move {
+    run_to_end(serving_runtime()?, async move {
         let server = server(&config, catalog, overlay, default_caller.clone())?;
         let runtime = server.runtime().clone();
         let settle = server.session();
