@@ -69,6 +69,8 @@ impl Launcher {
             };
             return spawn(p.program, &args, env, p.cwd, stdin);
         };
+        // Before anything is mounted or handed to the user's uid.
+        crate::home::prepare(p.space, p.env, &self.cache_dir)?;
         let roots = p.env.roots_for(p.space);
         let view = View::new(&p.space.home, &roots, &self.cache_dir, p.env.email_db());
         sandbox.prepare_home(&p.space.home, &p.space.user, &roots)?;

@@ -7,11 +7,14 @@
 
 mod call;
 mod config;
+mod email_db;
 mod error;
+mod home;
 mod launch;
 mod lines;
 mod native;
 mod node;
+mod overlap;
 mod process;
 mod redact;
 mod result;

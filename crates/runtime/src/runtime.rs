@@ -122,8 +122,15 @@ impl Drop for Inner {
 
 impl Runtime {
     /// Must be called inside a Tokio runtime (it starts the idle-worker reaper).
-    pub fn new(config: RuntimeConfig, env: ToolEnv) -> Result<Runtime, RuntimeError> {
+    pub fn new(config: RuntimeConfig, mut env: ToolEnv) -> Result<Runtime, RuntimeError> {
         let cache = config.cache_dir();
+        // Sandboxes mount these and tools run elsewhere: relative paths would break.
+        for dir in env.tools_dirs.iter_mut().chain(env.homes.as_mut()) {
+            if let Ok(abs) = std::path::absolute(&*dir) {
+                *dir = abs;
+            }
+        }
+        crate::email_db::check(&env, &cache)?;
         let transpiler =
             Transpiler::new(cache.join("ts")).map_err(|e| RuntimeError::io(&cache, e))?;
         let harness =
@@ -513,6 +520,7 @@ async fn start(
         }
         ToolRef::Folder(tool) => tool,
     };
+    crate::home::check(&req.user, &inner.env)?;
     match tool.manifest.language {
         Language::Typescript => {
             // One stat per file tells whether the code changed; only then is it re-read
