@@ -139,9 +139,15 @@ fn call_refuses_user_names_that_leave_the_data_dir_and_touches_nothing() {
     // it recursively as root; `''` and `.` made the whole data dir the home.
     let h = Host::new();
     let before = ownership(h.root());
+    // With --tools-dir (as the review ran it), the data layout's own check never ran.
+    let tools = h.data().join("tools");
+    let tools = ["--tools-dir", tools.to_str().unwrap()];
     for user in ["a@x/../b@x", "..", "", "."] {
-        let (code, stdout, stderr) =
-            h.call(user, "cat /officer/user/notes.txt; ls /officer/user", &[]);
+        let (code, stdout, stderr) = h.call(
+            user,
+            "cat /officer/user/notes.txt; ls /officer/user",
+            &tools,
+        );
         assert_eq!(code, 2, "--user {user:?} ran: {stdout}{stderr}");
         assert!(stderr.contains("invalid user"), "--user {user:?}: {stderr}");
         assert!(!stdout.contains("b private"), "{stdout}");
