@@ -1,6 +1,6 @@
 //! The flags that choose tool roots, shared by every command that reads the catalog.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::Result;
 use clap::builder::{PathBufValueParser, TypedValueParser};
@@ -22,7 +22,30 @@ pub struct CatalogArgs {
 /// Paths made absolute as they are read: homes and roots are mounted into sandboxes, and
 /// tools run elsewhere than the current directory.
 fn absolute() -> impl TypedValueParser<Value = PathBuf> {
-    PathBufValueParser::new().map(|p| std::path::absolute(&p).unwrap_or(p))
+    PathBufValueParser::new().map(|p| absolute_path(&p))
+}
+
+/// `p` from the current directory, without `.` or `..` (a home must not hold them):
+/// resolved on disk when `p` exists, by name otherwise.
+pub fn absolute_path(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    if !abs.components().any(|c| c == Component::ParentDir) {
+        return abs;
+    }
+    if let Ok(real) = std::fs::canonicalize(&abs) {
+        return real;
+    }
+    let mut plain = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                plain.pop();
+            }
+            Component::CurDir => {}
+            c => plain.push(c),
+        }
+    }
+    plain
 }
 
 impl CatalogArgs {

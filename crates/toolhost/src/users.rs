@@ -20,7 +20,7 @@ pub fn homes_dir(data: Option<&Path>) -> PathBuf {
         Some(data) => data.to_path_buf(),
         None => data_home().join("users"),
     };
-    std::path::absolute(&dir).unwrap_or(dir)
+    crate::catalog_args::absolute_path(&dir)
 }
 
 fn data_home() -> PathBuf {

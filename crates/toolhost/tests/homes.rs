@@ -482,6 +482,9 @@ fn relative_data_cache_and_data_home_paths_work() {
         ],
     );
     call(None, &["--data", "data", "--user", "a@x"]);
+    // `..` too: a home must not hold it, so it is resolved where it enters.
+    std::fs::create_dir_all(h.root().join("sub")).unwrap();
+    call(None, &["--data", "sub/../data", "--user", "a@x"]);
     call(
         Some(("XDG_CACHE_HOME", "relcache")),
         &["--data", "data", "--user", "a@x"],
