@@ -80,7 +80,7 @@ impl Catalog {
         let mut root_errors = Vec::with_capacity(roots.len());
         let mut work = Vec::new();
         for (i, root) in roots.iter().enumerate() {
-            match folder::list_tool_dirs(&root.path) {
+            match folder::list_root(root) {
                 Ok(dirs) => {
                     root_errors.push(None);
                     work.extend(dirs.into_iter().map(|(name, path)| (i, name, path)));
@@ -177,7 +177,7 @@ impl Catalog {
             return Vec::new();
         };
         let mut names: BTreeSet<String> = self.folders[i].keys().cloned().collect();
-        match folder::list_tool_dirs(&root.path) {
+        match folder::list_root(root) {
             Ok(dirs) => {
                 self.root_errors[i] = None;
                 names.extend(dirs.into_iter().map(|(n, _)| n));
@@ -195,7 +195,9 @@ impl Catalog {
 
     fn rescan_one(&mut self, i: usize, folder_name: &str, affected: &mut BTreeSet<String>) {
         let dir = self.roots[i].path.join(folder_name);
-        let is_tool_dir = !folder_name.starts_with('.') && dir.is_dir();
+        let is_tool_dir = !folder_name.starts_with('.')
+            && dir.is_dir()
+            && folder::followable(&self.roots[i]).is_ok();
         let new = is_tool_dir.then(|| folder::load(&self.roots[i].path, i, &dir));
         let old = self.folders[i].get(folder_name);
         if let (Some(old), Some(new)) = (old, &new)

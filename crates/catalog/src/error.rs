@@ -14,8 +14,19 @@ pub enum CatalogError {
     MissingData(PathBuf),
     #[error("--user needs --data: user tools live in DATA_PATH/EMAIL/tools")]
     UserWithoutData,
-    #[error("invalid user {0:?}: expected an email address without `/`, `\\` or a leading `.`")]
+    #[error(
+        "invalid user {0:?}: a user name is a folder name, so it must not be empty, start \
+         with `.` or hold `/`, `\\` or control characters; use the user's email address"
+    )]
     InvalidUser(String),
+    #[error(
+        "user name {user:?} is reserved: DATA_PATH/{reserved} is not a home (it holds tools or \
+         homes), in any case or with trailing dots; use the user's email address"
+    )]
+    ReservedUser {
+        user: String,
+        reserved: &'static str,
+    },
     #[error("cannot read tool root {path}: {source}")]
     ReadRoot {
         path: PathBuf,

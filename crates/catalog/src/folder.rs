@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use toolhost_spec::{Diagnostic, LoadOptions, TOOL_MD, inspect_folder};
 
-use crate::{ContentHash, Tool};
+use crate::{ContentHash, Root, RootOrigin, Tool, is_real_dir};
 
 /// What the catalog keeps per tool folder.
 #[derive(Debug, Clone)]
@@ -45,6 +45,27 @@ pub(crate) fn load(root: &Path, root_index: usize, dir: &Path) -> FolderEntry {
         diagnostics: report.diagnostics,
         tool,
     }
+}
+
+/// [`list_tool_dirs`] of a root that may be listed: see [`followable`].
+pub(crate) fn list_root(root: &Root) -> std::io::Result<Vec<(String, PathBuf)>> {
+    followable(root)?;
+    list_tool_dirs(&root.path)
+}
+
+/// A user's own tools folder (`DATA_PATH/EMAIL/tools`) lies in a home that user's tools
+/// can write, so it is read only when it is a folder itself: a link there could show
+/// another user's tools. Other roots are the operator's and may be links.
+pub(crate) fn followable(root: &Root) -> std::io::Result<()> {
+    let user_root = matches!(root.origin, RootOrigin::DataUser { .. });
+    // A missing root is reported as such by the listing.
+    if user_root && root.path.symlink_metadata().is_ok() && !is_real_dir(&root.path) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a folder (a link?); a user's tools folder is never followed",
+        ));
+    }
+    Ok(())
 }
 
 /// The immediate subfolders of a root that may be tools, sorted by name. Hidden folders

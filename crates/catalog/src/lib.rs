@@ -13,9 +13,11 @@ mod folder;
 mod hash;
 mod roots;
 pub mod sync;
+mod users;
 pub mod watch;
 
 pub use catalog::{Catalog, CatalogEvent, EventKind, ResolvedTool, Tool};
 pub use error::CatalogError;
 pub use hash::ContentHash;
-pub use roots::{Root, RootOrigin, RootsConfig, validate_user};
+pub use roots::{Root, RootOrigin, RootsConfig};
+pub use users::{RESERVED_USERS, is_real_dir, validate_user};

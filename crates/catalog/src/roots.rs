@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::CatalogError;
+use crate::users::{is_real_dir, validate_user};
 
 /// Why a directory is a tool root.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,6 +44,10 @@ impl RootsConfig {
         let mut warnings = Vec::new();
         if self.user.is_some() && self.data.is_none() {
             return Err(CatalogError::UserWithoutData);
+        }
+        // Whatever decides the roots, the user also names a home.
+        if let Some(user) = &self.user {
+            validate_user(user)?;
         }
         if !self.tools_dirs.is_empty() {
             let roots = self
@@ -89,13 +94,22 @@ impl RootsConfig {
             origin: RootOrigin::DataGlobal,
         }];
         if let Some(user) = &self.user {
-            validate_user(user)?;
             roots.push(Root {
                 path: data.join(user).join("tools"),
                 origin: RootOrigin::DataUser { user: user.clone() },
             });
         }
         roots.retain(|r| {
+            let user_root = matches!(r.origin, RootOrigin::DataUser { .. });
+            let present = std::fs::symlink_metadata(&r.path).is_ok();
+            if user_root && present && !is_real_dir(&r.path) {
+                warnings.push(format!(
+                    "{} is not a folder (a link?): a user's tools folder is never followed; \
+                     that user's next sandboxed call moves it aside",
+                    r.path.display()
+                ));
+                return false;
+            }
             let exists = r.path.is_dir();
             if !exists {
                 warnings.push(format!(
@@ -118,31 +132,9 @@ fn existing_dir(p: &Path) -> Result<PathBuf, CatalogError> {
     }
 }
 
-/// A user names a folder under DATA_PATH, so it must not be able to point anywhere else.
-pub fn validate_user(user: &str) -> Result<(), CatalogError> {
-    let ok = !user.is_empty()
-        && user.len() <= 254
-        && !user.starts_with('.')
-        && !user.contains(['/', '\\', '\0'])
-        && !user.chars().any(char::is_control);
-    if ok {
-        Ok(())
-    } else {
-        Err(CatalogError::InvalidUser(user.to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn users_cannot_escape_the_data_dir() {
-        for bad in ["", "..", ".hidden", "a/b", "a\\b", "a\0b", "x\ny"] {
-            assert!(validate_user(bad).is_err(), "{bad:?} accepted");
-        }
-        assert!(validate_user("ada@example.com").is_ok());
-    }
 
     #[test]
     fn flags_beat_env_beat_data() {

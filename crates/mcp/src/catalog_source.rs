@@ -93,7 +93,9 @@ impl CatalogSource {
         }
         toolhost_catalog::validate_user(user).ok()?;
         let path = data.join(user).join("tools");
-        if !path.is_dir() {
+        // Never a link (the user's tools could have planted one to another user's tools);
+        // the user's next sandboxed call replaces it with a folder.
+        if !toolhost_catalog::is_real_dir(&path) {
             return None;
         }
         let root = Root {

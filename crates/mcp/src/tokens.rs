@@ -33,9 +33,16 @@ pub struct Tokens {
 }
 
 impl Tokens {
-    /// `hash` must satisfy [`is_token_hash`] (case does not matter).
-    pub fn insert(&mut self, hash: &str, caller: Caller) {
+    /// `hash` must satisfy [`is_token_hash`] (case does not matter). The caller's user
+    /// must pass the user-name rule: it names a home.
+    pub fn insert(
+        &mut self,
+        hash: &str,
+        caller: Caller,
+    ) -> Result<(), toolhost_catalog::CatalogError> {
+        toolhost_catalog::validate_user(caller.user())?;
         self.by_hash.insert(hash.to_ascii_lowercase(), caller);
+        Ok(())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -83,7 +90,13 @@ mod tests {
             },
         };
         let mut tokens = Tokens::default();
-        tokens.insert(&hash_token("s3cret").to_uppercase(), ada.clone());
+        tokens
+            .insert(&hash_token("s3cret").to_uppercase(), ada.clone())
+            .unwrap();
+        let mut tools = ada.clone();
+        tools.space.user = "tools".into();
+        // F4: a token for the user `tools` would make the global tool root a home.
+        assert!(tokens.insert(&hash_token("t"), tools).is_err());
         assert_eq!(tokens.authenticate("Bearer s3cret"), Some(&ada));
         assert_eq!(tokens.authenticate("bearer  s3cret "), Some(&ada));
         for bad in ["Bearer wrong", "Basic s3cret", "s3cret", "Bearer ", ""] {

@@ -19,6 +19,8 @@ use sha2::{Digest, Sha256};
 /// Where a runtime keeps the harness and each user's transpiled code.
 #[derive(Debug, Clone)]
 pub(crate) struct Caches {
+    /// The whole cache directory (no home may overlap it).
+    pub root: PathBuf,
     /// The harness's directory (`harness.mjs` and `hooks.mjs`).
     pub harness: PathBuf,
     transpiled: PathBuf,
@@ -39,6 +41,7 @@ impl Caches {
             }
         }
         Ok(Caches {
+            root: cache.to_path_buf(),
             harness,
             transpiled,
         })

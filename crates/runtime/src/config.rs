@@ -86,8 +86,11 @@ impl RuntimeConfig {
         }
     }
 
+    /// Absolute (a relative one is taken from the current directory): sandboxes mount
+    /// it, and tools run elsewhere.
     pub fn cache_dir(&self) -> PathBuf {
-        self.cache_dir.clone().unwrap_or_else(default_cache_dir)
+        let dir = self.cache_dir.clone().unwrap_or_else(default_cache_dir);
+        std::path::absolute(&dir).unwrap_or(dir)
     }
 }
 
@@ -111,13 +114,32 @@ pub struct ToolEnv {
     pub resources: serde_json::Map<String, Value>,
     /// The tool roots, passed as `PI_TOOLS_DIRS`.
     pub tools_dirs: Vec<PathBuf>,
+    /// The directory holding the users' homes (`DATA_PATH`, or Toolhost's per-user
+    /// folder), when they live in one: every home must lie inside it, and the email
+    /// database's directory, which every sandbox shares, must not overlap it.
+    pub homes: Option<PathBuf>,
 }
 
 /// Where one user's data lives: HOME, OFFICER_USER_HOME and OFFICER_USER_ROOT point here.
+///
+/// The runtime checks every call's space (the user-name rule, where the home lies, what
+/// it overlaps) before a tool runs in it; [`UserSpace::in_homes`] checks the name first.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct UserSpace {
     pub user: String,
     pub home: PathBuf,
+}
+
+impl UserSpace {
+    /// `HOMES/USER`, once `user` passes the user-name rule
+    /// ([`toolhost_catalog::validate_user`]).
+    pub fn in_homes(homes: &Path, user: &str) -> Result<UserSpace, toolhost_catalog::CatalogError> {
+        toolhost_catalog::validate_user(user)?;
+        Ok(UserSpace {
+            user: user.to_string(),
+            home: homes.join(user),
+        })
+    }
 }
 
 impl ToolEnv {
@@ -127,12 +149,13 @@ impl ToolEnv {
     }
 
     /// The tool roots a call for `space` sees: the runtime's, then the user's own
-    /// `HOME/tools` (the seed's `DATA_PATH/EMAIL/tools`) when it exists and is not among
-    /// them, so that a server for many users can run each one's own tools.
+    /// `HOME/tools` (the seed's `DATA_PATH/EMAIL/tools`) when it is a folder (never a
+    /// link: the user's tools could have planted it) and is not among them, so that a
+    /// server for many users can run each one's own tools.
     pub fn roots_for(&self, space: &UserSpace) -> Vec<PathBuf> {
         let mut dirs = self.tools_dirs.clone();
         let own = space.home.join("tools");
-        if !dirs.contains(&own) && own.is_dir() {
+        if !dirs.contains(&own) && toolhost_catalog::is_real_dir(&own) {
             dirs.push(own);
         }
         dirs

@@ -20,9 +20,13 @@ pub enum RuntimeError {
     Transpile(crate::TranspileError),
     #[error("{0}")]
     Sandbox(String),
-    /// A setting no call could work with.
+    /// A setting no call could work with, or a configuration that would share what must
+    /// not be shared (the email database's directory over the homes, say).
     #[error("{0}")]
     Config(String),
+    /// A user or home no tool may run in.
+    #[error("{0}")]
+    Home(String),
 }
 
 impl RuntimeError {

@@ -74,6 +74,8 @@ impl Launcher {
             };
             return spawn(p.program, &args, env, p.cwd, stdin);
         };
+        // Before anything is mounted or handed to the user's uid.
+        crate::home::prepare(p.space, p.env, &self.caches.root)?;
         let roots = p.env.roots_for(p.space);
         let transpiled = self.transpiled_dir(&p.space.user)?;
         let cache = CacheView {

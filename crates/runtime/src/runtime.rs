@@ -119,9 +119,16 @@ impl Drop for Inner {
 
 impl Runtime {
     /// Must be called inside a Tokio runtime (it starts the idle-worker reaper).
-    pub fn new(config: RuntimeConfig, env: ToolEnv) -> Result<Runtime, RuntimeError> {
+    pub fn new(config: RuntimeConfig, mut env: ToolEnv) -> Result<Runtime, RuntimeError> {
         config.validate().map_err(RuntimeError::Config)?;
         let cache = config.cache_dir();
+        // Sandboxes mount these and tools run elsewhere: relative paths would break.
+        for dir in env.tools_dirs.iter_mut().chain(env.homes.as_mut()) {
+            if let Ok(abs) = std::path::absolute(&*dir) {
+                *dir = abs;
+            }
+        }
+        crate::email_db::check(&env, &cache)?;
         let harness =
             crate::node::install_harness(&cache).map_err(|e| RuntimeError::io(&cache, e))?;
         let harness_dir = harness.parent().unwrap_or(&cache).to_path_buf();
@@ -527,6 +534,7 @@ async fn start(
         }
         ToolRef::Folder(tool) => tool,
     };
+    crate::home::check(&req.user, &inner.env)?;
     // A user whose home is full (its quota) runs nothing, even in a warm worker.
     inner.launcher.admit(&req.user, &inner.env).await?;
     match tool.manifest.language {

@@ -340,6 +340,7 @@ async fn tools_get_the_configured_environment_and_nothing_else() {
         .collect(),
         resources,
         tools_dirs: vec![fixtures()],
+        homes: None,
     };
     let e = env_with(common::config(), tool_env);
     let r = e.call("env_dump", json!({})).await;
@@ -360,9 +361,13 @@ async fn tools_get_the_configured_environment_and_nothing_else() {
             "PI_TOOLS_DIRS"
         ]
     );
-    // In the sandbox, the seed's container paths; without it, the host's.
+    // In the sandbox, the seed's container paths (the user's own tools folder is always
+    // there, read-only); without it, the host's.
     let (home, tools) = match common::HELPER {
-        Some(_) => ("/officer/user".to_string(), "/officer/tools".to_string()),
+        Some(_) => (
+            "/officer/user".to_string(),
+            "/officer/tools:/officer/user/tools".to_string(),
+        ),
         None => (
             e.user("ada@example.com").home.display().to_string(),
             fixtures().display().to_string(),

@@ -1,21 +1,51 @@
 //! The flags that choose tool roots, shared by every command that reads the catalog.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::Result;
+use clap::builder::{PathBufValueParser, TypedValueParser};
 use toolhost_catalog::{Catalog, Root, RootsConfig};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CatalogArgs {
     /// A tool root (repeatable; later roots override earlier ones by tool name).
-    #[arg(long = "tools-dir", value_name = "DIR")]
+    #[arg(long = "tools-dir", value_name = "DIR", value_parser = absolute())]
     pub tools_dirs: Vec<PathBuf>,
     /// Data directory: tools from DATA_PATH/tools, then DATA_PATH/EMAIL/tools with --user.
-    #[arg(long, value_name = "DATA_PATH")]
+    #[arg(long, value_name = "DATA_PATH", value_parser = absolute())]
     pub data: Option<PathBuf>,
     /// Whose tools to add from DATA_PATH/EMAIL/tools (they override global tools).
     #[arg(long, value_name = "EMAIL")]
     pub user: Option<String>,
+}
+
+/// Paths made absolute as they are read: homes and roots are mounted into sandboxes, and
+/// tools run elsewhere than the current directory.
+fn absolute() -> impl TypedValueParser<Value = PathBuf> {
+    PathBufValueParser::new().map(|p| absolute_path(&p))
+}
+
+/// `p` from the current directory, without `.` or `..` (a home must not hold them):
+/// resolved on disk when `p` exists, by name otherwise.
+pub fn absolute_path(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    if !abs.components().any(|c| c == Component::ParentDir) {
+        return abs;
+    }
+    if let Ok(real) = std::fs::canonicalize(&abs) {
+        return real;
+    }
+    let mut plain = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                plain.pop();
+            }
+            Component::CurDir => {}
+            c => plain.push(c),
+        }
+    }
+    plain
 }
 
 impl CatalogArgs {

@@ -349,6 +349,15 @@ resolve_timeout = 1
         assert!(e.to_string().contains("#1: sha256 must be 64 hex"), "{e}");
         let escape = ok.replace("ada@example.com", "../etc");
         assert!(ConfigFile::parse(Path::new("t.toml"), &escape).is_err());
+        // F4: the user `tools` would own the global tool root, whatever its case.
+        for reserved in ["tools", "Tools."] {
+            let e = ConfigFile::parse(
+                Path::new("t.toml"),
+                &ok.replace("ada@example.com", reserved),
+            )
+            .unwrap_err();
+            assert!(e.to_string().contains("#1: user name"), "{e}");
+        }
     }
 
     #[test]

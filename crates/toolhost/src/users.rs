@@ -2,17 +2,25 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Result;
 use toolhost_runtime::UserSpace;
 
 /// With a data directory, `DATA_PATH/USER` (the seed's layout); otherwise a per-user folder
-/// under Toolhost's own data directory. No user is the user `default`.
-pub fn user_space(data: Option<&Path>, user: Option<&str>) -> UserSpace {
-    let user = user.unwrap_or("default").to_string();
-    let home = match data {
-        Some(data) => data.join(&user),
-        None => data_home().join("users").join(&user),
+/// under Toolhost's own data directory. No user is the user `default`. A name that breaks
+/// the user-name rule (`..`, `a/../b`, `tools`…) is refused: it would name another folder.
+pub fn user_space(data: Option<&Path>, user: Option<&str>) -> Result<UserSpace> {
+    let user = user.unwrap_or("default");
+    Ok(UserSpace::in_homes(&homes_dir(data), user)?)
+}
+
+/// The directory holding every user's home (absolute: sandboxes mount homes, and tools
+/// run elsewhere than the current directory).
+pub fn homes_dir(data: Option<&Path>) -> PathBuf {
+    let dir = match data {
+        Some(data) => data.to_path_buf(),
+        None => data_home().join("users"),
     };
-    UserSpace { user, home }
+    crate::catalog_args::absolute_path(&dir)
 }
 
 fn data_home() -> PathBuf {

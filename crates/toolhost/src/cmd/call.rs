@@ -12,7 +12,7 @@ use toolhost_runtime::{CallEvent, CallRequest, Runtime, ToolEnv, ToolRef};
 
 use crate::catalog_args::CatalogArgs;
 use crate::config::ConfigFile;
-use crate::users::user_space;
+use crate::users::{homes_dir, user_space};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,6 +40,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let config = ConfigFile::load(args.config.as_deref())?;
+    // First: a name that breaks the user-name rule must not reach anything.
+    let user = user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref())?;
     let params = parse_params(args.args.as_deref(), &args.params)?;
     let timeout = match args.timeout {
         Some(s) if s > 0.0 => match Duration::try_from_secs_f64(s) {
@@ -71,8 +73,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         vars: config.env.clone(),
         resources: config.resources_json(),
         tools_dirs: catalog.roots().iter().map(|r| r.path.clone()).collect(),
+        homes: Some(homes_dir(args.catalog.data.as_deref())),
     };
-    let user = user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref());
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

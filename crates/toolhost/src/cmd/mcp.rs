@@ -11,7 +11,7 @@ use toolhost_runtime::{Runtime, ToolEnv};
 
 use crate::catalog_args::CatalogArgs;
 use crate::config::ConfigFile;
-use crate::users::user_space;
+use crate::users::{homes_dir, user_space};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,8 +29,9 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let config = ConfigFile::load(args.config.as_deref())?;
     let caller = Caller {
-        space: user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref()),
+        space: user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref())?,
     };
+    let homes = homes_dir(args.catalog.data.as_deref());
     run_to_end(serving_runtime()?, async move {
         let mut registry = None;
         let server = match &args.agent {
@@ -38,13 +39,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let roots = args.catalog.roots_if_any()?;
                 let (reg, catalog) = crate::registry::boot(&config, roots)?;
                 let reg = Arc::new(reg);
-                let runtime = Runtime::new(config.runtime.clone(), tool_env(&config, &catalog))?;
+                let runtime =
+                    Runtime::new(config.runtime.clone(), tool_env(&config, &catalog, homes))?;
                 let server = agent_server(&reg, agent, catalog, runtime, caller)?;
                 registry = Some(reg);
                 server
             }
             // The catalog already holds this user's root (--user): no per-user overlay.
-            None => server(&config, args.catalog.scan()?, None, caller)?,
+            None => server(&config, args.catalog.scan()?, None, homes, caller)?,
         };
         let runtime = server.runtime().clone();
         let stop = CancellationToken::new();
@@ -58,10 +60,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })
 }
 
-/// The environment of tools run for the registry's catalog.
+/// The environment of tools run for the registry's catalog, for users whose homes lie in
+/// `homes`.
 pub fn tool_env(
     config: &ConfigFile,
     catalog: &std::sync::RwLock<toolhost_catalog::Catalog>,
+    homes: PathBuf,
 ) -> ToolEnv {
     let roots = catalog
         .read()
@@ -71,6 +75,7 @@ pub fn tool_env(
         vars: config.env.clone(),
         resources: config.resources_json(),
         tools_dirs: roots,
+        homes: Some(homes),
     }
 }
 
@@ -112,18 +117,21 @@ pub fn run_to_end<T>(
     out
 }
 
-/// An MCP server over `catalog`, run by a runtime configured from `config`. With `data`,
-/// each caller's own tools (`DATA_PATH/EMAIL/tools`) override the catalog's for them.
+/// An MCP server over `catalog`, run by a runtime configured from `config`, for users
+/// whose homes lie in `homes`. With `data`, each caller's own tools
+/// (`DATA_PATH/EMAIL/tools`) override the catalog's for them.
 pub fn server(
     config: &ConfigFile,
     catalog: toolhost_catalog::Catalog,
     data: Option<PathBuf>,
+    homes: PathBuf,
     default_caller: Caller,
 ) -> Result<McpServer> {
     let env = ToolEnv {
         vars: config.env.clone(),
         resources: config.resources_json(),
         tools_dirs: catalog.roots().iter().map(|r| r.path.clone()).collect(),
+        homes: Some(homes),
     };
     let runtime = Runtime::new(config.runtime.clone(), env)?;
     let source = Arc::new(CatalogSource::new(catalog, data));

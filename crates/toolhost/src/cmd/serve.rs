@@ -16,7 +16,7 @@ use toolhost_mcp::tokens::Tokens;
 use crate::catalog_args::CatalogArgs;
 use crate::cmd::mcp::{agent_server, cancel_on_signal, run_to_end, server, serving_runtime};
 use crate::config::ConfigFile;
-use crate::users::user_space;
+use crate::users::{homes_dir, user_space};
 
 /// Where `serve` listens unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -50,8 +50,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let data = args.catalog.data.clone();
     let mut tokens = Tokens::default();
     for t in &config.serve.tokens {
-        let space = user_space(data.as_deref(), Some(&t.user));
-        tokens.insert(&t.sha256, Caller { space });
+        let space = user_space(data.as_deref(), Some(&t.user))?;
+        tokens.insert(&t.sha256, Caller { space })?;
     }
     if tokens.is_empty() && !addr.ip().is_loopback() {
         bail!(
@@ -65,8 +65,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let catalog = args.catalog.scan()?;
     let default_caller = Caller {
-        space: user_space(data.as_deref(), args.catalog.user.as_deref()),
+        space: user_space(data.as_deref(), args.catalog.user.as_deref())?,
     };
+    let homes = homes_dir(data.as_deref());
     // Per-user tools come from the data layout, for token users only (the default user's
     // root, with --user, is already in the catalog).
     let overlay = if tokens.is_empty() { None } else { data };
@@ -77,7 +78,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let roots = catalog.roots().to_vec();
     let connection_limits = fit_fd_limit(config.serve.connection_limits());
     run_to_end(serving_runtime()?, async move {
-        let server = server(&config, catalog, overlay, default_caller.clone())?;
+        let server = server(&config, catalog, overlay, homes, default_caller.clone())?;
         let runtime = server.runtime().clone();
         let settle = server.session();
         let mut endpoints = vec![("/mcp".to_string(), server)];
