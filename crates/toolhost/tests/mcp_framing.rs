@@ -55,9 +55,8 @@ fn ambiguous_framing_is_refused_or_read_as_one_request() {
     let f = Fixture::new();
     let server = serve(&f);
     let addr = server.addr.as_str();
-    let smuggled = format!(
-        "GET /smuggled HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
-    );
+    let smuggled =
+        format!("GET /smuggled HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n");
 
     // Transfer-Encoding wins over Content-Length (RFC 9112 6.3), whichever comes first,
     // and the connection closes after the answer: the bytes after the chunked body are
@@ -71,7 +70,10 @@ fn ambiguous_framing_is_refused_or_read_as_one_request() {
         assert_eq!(replies.len(), 1, "{framing:?}: {replies:?}");
         let r = &replies[0];
         assert_eq!(r.status, 200, "{framing:?}: {r:?}");
-        assert!(r.body.contains(r#""protocolVersion""#), "{framing:?}: {r:?}");
+        assert!(
+            r.body.contains(r#""protocolVersion""#),
+            "{framing:?}: {r:?}"
+        );
         assert_eq!(r.header("connection"), Some("close"), "{framing:?}");
     }
 
@@ -102,9 +104,11 @@ fn ambiguous_framing_is_refused_or_read_as_one_request() {
     }
 
     // A NUL in Host.
-    let request = post_head(addr, &format!("Content-Length: {len}\r\n"))
-        .replacen(&format!("Host: {addr}"), "Host: 127.0.0.1\0.evil.example", 1)
-        + INIT
+    let request = post_head(addr, &format!("Content-Length: {len}\r\n")).replacen(
+        &format!("Host: {addr}"),
+        "Host: 127.0.0.1\0.evil.example",
+        1,
+    ) + INIT
         + &smuggled;
     let replies = exchange(addr, request.as_bytes());
     let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
@@ -112,8 +116,10 @@ fn ambiguous_framing_is_refused_or_read_as_one_request() {
 
     // Well framed, the same bytes are a request like any other (so the checks above can
     // fail): one answer, and the connection closes as asked.
-    let request = post_head(addr, &format!("Content-Length: {len}\r\nConnection: close\r\n"))
-        + INIT
+    let request = post_head(
+        addr,
+        &format!("Content-Length: {len}\r\nConnection: close\r\n"),
+    ) + INIT
         + &smuggled;
     let replies = exchange(addr, request.as_bytes());
     let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
@@ -130,10 +136,15 @@ fn a_pipelined_request_needs_its_own_token() {
     let addr = server.addr.as_str();
     let len = INIT.len();
     let with_token = post_head(addr, &format!("Content-Length: {len}\r\n")) + INIT;
-    let without = post_head(addr, &format!("Content-Length: {len}\r\n"))
-        .replacen(&format!("Authorization: Bearer {TOKEN}\r\n"), "", 1)
-        + INIT;
-    let last = post_head(addr, &format!("Content-Length: {len}\r\nConnection: close\r\n")) + INIT;
+    let without = post_head(addr, &format!("Content-Length: {len}\r\n")).replacen(
+        &format!("Authorization: Bearer {TOKEN}\r\n"),
+        "",
+        1,
+    ) + INIT;
+    let last = post_head(
+        addr,
+        &format!("Content-Length: {len}\r\nConnection: close\r\n"),
+    ) + INIT;
     let replies = exchange(addr, format!("{with_token}{without}{last}").as_bytes());
     let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
     assert_eq!(statuses, [200, 401, 200], "{replies:?}");

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+// common.rs and line_client.rs each hold a copy: a test may include either or both.
+#[allow(clippy::duplicate_mod)]
 #[path = "stderr.rs"]
 pub mod stderr;
 
@@ -34,6 +36,23 @@ pub fn python() -> PathBuf {
     );
     py
 }
+
+/// `Host` values that only look local, and `Origin`s that are not loopback ones: each must
+/// get 403 (DNS rebinding; review row 45).
+pub const FOREIGN_HOSTS: &[&str] = &[
+    "evil.com",
+    "localhost.evil.com",
+    "127.0.0.1.nip.io",
+    "0.0.0.0",
+    "127.0.0.2",
+    "localhost.",
+];
+pub const FOREIGN_ORIGINS: &[&str] = &[
+    "http://evil.com",
+    "null",
+    "http://localhost@evil.com",
+    "http://localhost.evil.com",
+];
 
 /// A data directory in the seed's layout: `data/tools` holds the fixture tools `echo` and
 /// `slow`; `data/tester` is the user `tester`'s home.

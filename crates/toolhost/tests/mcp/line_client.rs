@@ -1,6 +1,8 @@
 //! `toolhost mcp` driven by hand: one JSON-RPC line out, one line back.
 #![allow(dead_code)]
 
+// common.rs and line_client.rs each hold a copy: a test may include either or both.
+#[allow(clippy::duplicate_mod)]
 #[path = "stderr.rs"]
 mod stderr;
 

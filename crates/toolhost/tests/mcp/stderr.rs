@@ -25,7 +25,9 @@ impl Collected {
             let mut line = String::new();
             while stderr.read_line(&mut line).unwrap_or(0) > 0 {
                 eprint!("{prefix}: {line}");
-                kept.lock().unwrap_or_else(|e| e.into_inner()).push_str(&line);
+                kept.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push_str(&line);
                 line.clear();
             }
             let _ = done.send(());
