@@ -2,8 +2,12 @@
 //! tools alike, with the agent's deny list applied, each call through the runtime.
 #![allow(clippy::unwrap_used)]
 
+#[path = "mcp/common.rs"]
+mod common;
 #[path = "mcp/line_client.rs"]
 mod line_client;
+#[path = "mcp/raw_tcp.rs"]
+mod raw_tcp;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -218,4 +222,117 @@ fn http_tool_names(addr: &str, path: &str) -> Vec<String> {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// One stateless (2026-07-28) request to `path`, as the holder of `token` (if any).
+fn stateless(
+    addr: &str,
+    path: &str,
+    token: Option<&str>,
+    method: &str,
+    mut params: Value,
+) -> raw_tcp::Reply {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n"
+    );
+    if let Some(name) = params["name"].as_str() {
+        head += &format!("Mcp-Name: {name}\r\n");
+    }
+    if let Some(token) = token {
+        head += &format!("Authorization: Bearer {token}\r\n");
+    }
+    let request = format!("{head}Content-Length: {}\r\n\r\n{body}", body.len());
+    let mut replies = raw_tcp::exchange(addr, request.as_bytes());
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    replies.remove(0)
+}
+
+/// The JSON-RPC message of an answer (plain, or the data of an SSE event).
+fn message(r: &raw_tcp::Reply) -> Value {
+    let text = r
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .unwrap_or(&r.body);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {r:?}"))
+}
+
+/// Review row 55: with `[[serve.tokens]]`, an agent's endpoint needs a token like `/mcp`
+/// (401 with `WWW-Authenticate: Bearer`), and serves a user the agent's tools only:
+/// another user's own tool is unknown there, though its owner calls it at `/mcp`.
+#[test]
+fn agent_endpoints_need_a_token_and_serve_no_other_users_tools() {
+    let f = common::Fixture::new();
+    let own = f.data().join("bob@example.com/tools/bob_only");
+    common::copy_dir(&f.tools().join("echo"), &own);
+    let md = own.join("TOOL.md");
+    let text = std::fs::read_to_string(&md).unwrap();
+    std::fs::write(&md, text.replace("name: echo", "name: bob_only")).unwrap();
+    let hash = toolhost_mcp::tokens::hash_token;
+    // `data-tools` is the tool set of the root DATA/tools (see `toolhost plugins`).
+    std::fs::write(
+        f.config(),
+        f.config_text()
+            + &format!(
+                "[[serve.tokens]]\nuser = \"ada@example.com\"\nsha256 = \"{}\"\n\n\
+                 [[serve.tokens]]\nuser = \"bob@example.com\"\nsha256 = \"{}\"\n\n\
+                 [agents.helper]\ngrants = [{{ tool_set = \"data-tools\" }}]\n",
+                hash("ada-agent-t"),
+                hash("bob-agent-t"),
+            ),
+    )
+    .unwrap();
+    let mut cmd = f.toolhost();
+    cmd.arg("serve").arg("--data").arg(f.data());
+    let server = common::Server::start(cmd);
+    let addr = server.addr.as_str();
+    let agent = "/agents/helper/mcp";
+
+    for token in [None, Some("wrong")] {
+        let r = stateless(addr, agent, token, "tools/list", json!({}));
+        assert_eq!(r.status, 401, "{token:?}: {r:?}");
+        assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+        assert_eq!(r.body, "", "a 401 tells nothing");
+    }
+
+    let call = |path: &str, token: &str, name: &str| {
+        let params = json!({"name": name, "arguments": {"text": "hi"}});
+        message(&stateless(addr, path, Some(token), "tools/call", params))
+    };
+    // Bob's own tool is real: he calls it at /mcp.
+    let r = call("/mcp", "bob-agent-t", "bob_only");
+    assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+    // Ada, at the agent's endpoint, gets the agent's tools and not bob's.
+    let list = message(&stateless(
+        addr,
+        agent,
+        Some("ada-agent-t"),
+        "tools/list",
+        json!({}),
+    ));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"echo") && !names.contains(&"bob_only"),
+        "{names:?}"
+    );
+    let r = call(agent, "ada-agent-t", "echo");
+    assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+    let r = call(agent, "ada-agent-t", "bob_only");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown tool")),
+        "{r}"
+    );
 }

@@ -8,6 +8,8 @@
 mod common;
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
+#[path = "mcp/raw_tcp.rs"]
+mod raw_tcp;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::OwnedFd;
@@ -30,11 +32,12 @@ enum Wiring {
 
 type Reader = Box<dyn Read + Send>;
 
-/// `toolhost mcp` with its stdout read line by line on a thread.
+/// `toolhost mcp` with its stdout read line by line on a thread, and its stderr collected.
 struct Stdio_ {
     child: Child,
     stdin: Option<Box<dyn Write>>,
     lines: mpsc::Receiver<Value>,
+    stderr: common::stderr::Collected,
 }
 
 impl Stdio_ {
@@ -44,8 +47,8 @@ impl Stdio_ {
             .args(["mcp", "--data"])
             .arg(f.data())
             .args(["--user", "tester"])
-            .stderr(Stdio::null());
-        let (child, stdin, stdout): (Child, Box<dyn Write>, Reader) = match wiring {
+            .stderr(Stdio::piped());
+        let (mut child, stdin, stdout): (Child, Box<dyn Write>, Reader) = match wiring {
             Wiring::Pipes => {
                 command.stdin(Stdio::piped()).stdout(Stdio::piped());
                 let mut child = command.spawn().unwrap();
@@ -66,6 +69,8 @@ impl Stdio_ {
                 (child, Box::new(ours_in), Box::new(ours_out))
             }
         };
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let stderr = common::stderr::Collected::start("mcp", String::new(), stderr);
         let stdout = BufReader::new(stdout);
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -82,6 +87,7 @@ impl Stdio_ {
             stdin: Some(stdin),
             child,
             lines,
+            stderr,
         }
     }
 
@@ -189,6 +195,8 @@ fn stdio_faults(wiring: Wiring) {
         "the abort handler did not run"
     );
     f.assert_no_tool_processes();
+    // Review row 75: nothing above made the server panic.
+    s.stderr.assert_no_panic();
 }
 
 fn serve(f: &Fixture) -> Server {
@@ -342,4 +350,258 @@ fn stdio_logs_go_to_the_log_file_and_never_to_stdout() {
         "{}",
         String::from_utf8_lossy(&bad.stderr)
     );
+}
+
+/// Review row 32: the client closes the stream of a call whose tool (and its child) ignore
+/// SIGTERM; both are killed after the grace period, and the server keeps serving.
+#[test]
+fn closing_the_stream_kills_a_tool_that_ignores_sigterm() {
+    let f = Fixture::new();
+    common::copy_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/mcp-hostile/ignores_term"),
+        &f.tools().join("ignores_term"),
+    );
+    let mut server = serve(&f);
+    let addr = server.addr.clone();
+    let session = Session::open(&addr, &[]);
+    let mut conn = session.start(&call(2, "ignores_term", json!({})));
+    read_until(&mut conn, "ignoring SIGTERM");
+    let running = f.tool_processes();
+    assert!(
+        running.len() >= 2,
+        "the tool and its child are found (so the check below can fail): {running:?}"
+    );
+    drop(conn);
+    f.assert_no_tool_processes();
+    let r = session.post(&call(3, "echo", json!({"text": "still serving"})));
+    assert!(r.body.contains(r#""text":"still serving""#), "{}", r.body);
+    assert!(server.stop().success());
+}
+
+/// Review row 45 (without tokens): `Host` names that only look local and foreign or
+/// opaque `Origin`s get 403 (DNS rebinding); loopback origins on any port are allowed, as
+/// documented.
+#[test]
+fn foreign_hosts_and_origins_are_refused() {
+    let f = Fixture::new();
+    let server = serve(&f);
+    let addr = server.addr.as_str();
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let with = |name: &'static str, value: &'static str| {
+        let mut headers = MCP_POST.to_vec();
+        headers.push((name, value));
+        send(addr, "POST", &headers, init)
+    };
+    for host in common::FOREIGN_HOSTS {
+        let r = with("Host", host);
+        assert_eq!(r.status, 403, "Host {host}: {}", r.body);
+    }
+    for origin in common::FOREIGN_ORIGINS {
+        let r = with("Origin", origin);
+        assert_eq!(r.status, 403, "Origin {origin}: {}", r.body);
+    }
+    for origin in [
+        "http://localhost:1",
+        "http://127.0.0.1:65535",
+        "http://[::1]:8080",
+    ] {
+        let r = with("Origin", origin);
+        assert_eq!(r.status, 200, "Origin {origin}: {}", r.body);
+    }
+}
+
+/// Review row 46: a body over 4 MiB is refused however it is framed (Content-Length or
+/// chunked: 413), and so are a 1 MB header and 10,000 headers (431); the server goes on.
+#[test]
+fn oversized_bodies_and_headers_are_refused_however_framed() {
+    let f = Fixture::new();
+    let server = serve(&f);
+    let addr = server.addr.as_str();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n"
+    );
+
+    let mut chunked = format!("{head}Transfer-Encoding: chunked\r\n\r\n").into_bytes();
+    let piece = vec![b' '; 64 << 10];
+    for _ in 0..80 {
+        chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend_from_slice(&piece);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let replies = raw_tcp::exchange(addr, &chunked);
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [413], "a 5 MiB chunked body: {replies:?}");
+
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let tail = format!("Content-Length: {}\r\n\r\n{init}", init.len());
+    let big_header = format!("{head}X-Big: {}\r\n{tail}", "a".repeat(1 << 20));
+    let replies = raw_tcp::exchange(addr, big_header.as_bytes());
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [431], "a 1 MB header: {replies:?}");
+
+    let many: String = (0..10_000).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let replies = raw_tcp::exchange(addr, format!("{head}{many}{tail}").as_bytes());
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [431], "10,000 headers: {replies:?}");
+
+    // The same request with a few headers is answered (so the checks above can fail).
+    let few: String = (0..50).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let replies = raw_tcp::exchange(addr, format!("{head}{few}{tail}").as_bytes());
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [200], "{replies:?}");
+    let r = Session::open(addr, &[]).post(&call(2, "echo", json!({"text": "ok"})));
+    assert!(r.body.contains(r#""text":"ok""#), "{}", r.body);
+}
+
+/// Review row 47: bodies that are not one JSON-RPC message (empty, invalid UTF-8, a batch,
+/// `[]`, `null`, an object as id, nesting 100,000 deep) get 415 naming the parse error,
+/// in a session or not; a 3 MB id is a valid one and comes back whole. Afterwards the
+/// server still runs calls.
+#[test]
+fn malformed_bodies_get_a_parse_error_and_the_server_goes_on() {
+    let f = Fixture::new();
+    let server = serve(&f);
+    let addr = server.addr.as_str();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let deep = 100_000;
+    let mut bad_utf8 = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":""#.to_vec();
+    bad_utf8.extend_from_slice(b"\xff\xfe\"}}");
+    let bodies: Vec<(&str, Vec<u8>)> = vec![
+        ("an empty body", Vec::new()),
+        ("invalid UTF-8", bad_utf8),
+        ("a batch", format!("[{init},{init}]").into_bytes()),
+        ("an empty batch", b"[]".to_vec()),
+        ("null", b"null".to_vec()),
+        (
+            "an object as id",
+            init.replace(r#""id":1"#, r#""id":{"a":1}"#).into_bytes(),
+        ),
+        (
+            "deep arrays",
+            format!("{}{}", "[".repeat(deep), "]".repeat(deep)).into_bytes(),
+        ),
+        (
+            "deep objects",
+            format!("{}1{}", r#"{"a":"#.repeat(deep), "}".repeat(deep)).into_bytes(),
+        ),
+        (
+            "deep arguments",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{}1{}}}}}"#,
+                r#"{"a":"#.repeat(deep),
+                "}".repeat(deep)
+            )
+            .into_bytes(),
+        ),
+    ];
+    let session = Session::open(addr, &[]);
+    let session_headers = [
+        ("Mcp-Session-Id", session.id.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    for (what, body) in &bodies {
+        for in_session in [false, true] {
+            let mut headers = MCP_POST.to_vec();
+            if in_session {
+                headers.extend_from_slice(&session_headers);
+            }
+            let r = send(addr, "POST", &headers, body);
+            assert_eq!(
+                r.status, 415,
+                "{what} (in a session: {in_session}): {}",
+                r.body
+            );
+            assert!(
+                r.body.starts_with("fail to deserialize request body"),
+                "{what}: {}",
+                r.body
+            );
+        }
+    }
+    let id = "i".repeat(3 << 20);
+    let big_id = init.replace(r#""id":1"#, &format!(r#""id":"{id}""#));
+    let r = send(addr, "POST", MCP_POST, big_id.as_bytes());
+    assert_eq!(r.status, 200, "a 3 MB id");
+    assert!(
+        r.body.contains(&format!(r#""id":"{id}""#)),
+        "the id came back cut"
+    );
+    let r = session.post(&call(2, "echo", json!({"text": "still serving"})));
+    assert!(r.body.contains(r#""text":"still serving""#), "{}", r.body);
+}
+
+/// The `_meta` every stateless (2026-07-28) request carries.
+fn stateless_call(name: &str, args: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": name, "arguments": args, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string()
+}
+
+/// Review row 49: in the 2026-07-28 revision, `Mcp-Method` and `Mcp-Name` route a request
+/// (a proxy may act on them without reading the body): either one contradicting the body
+/// gets 400 with `-32020`, and the tool does not run.
+#[test]
+fn routing_headers_that_contradict_the_body_get_400() {
+    let f = Fixture::new();
+    let server = serve(&f);
+    let addr = server.addr.as_str();
+    let body = stateless_call("echo", json!({"text": "ran"}));
+    let post = |method: &'static str, name: &'static str| {
+        let mut headers = MCP_POST.to_vec();
+        headers.extend_from_slice(&[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+            ("Mcp-Name", name),
+        ]);
+        send(addr, "POST", &headers, body.as_bytes())
+    };
+    for (method, name) in [("tools/call", "slow"), ("tools/list", "echo")] {
+        let r = post(method, name);
+        assert_eq!(r.status, 400, "{method} {name}: {}", r.body);
+        let error: Value = serde_json::from_str(&r.body).unwrap();
+        assert_eq!(error["error"]["code"], -32020, "{method} {name}: {error}");
+        assert!(!r.body.contains("ran"), "{}", r.body);
+    }
+    // Headers that agree with the body (so the checks above can fail).
+    let r = post("tools/call", "echo");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains(r#""text":"ran""#), "{}", r.body);
+}
+
+/// Review row 50: a made-up session id, a 100 KB one, and none at all after `initialize`
+/// get 404, 404 and 400: no session is created or guessed.
+#[test]
+fn unknown_and_missing_sessions_are_refused() {
+    let f = Fixture::new();
+    let server = serve(&f);
+    let addr = server.addr.as_str();
+    let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let session = Session::open(addr, &[]);
+    let huge = "a".repeat(100_000);
+    for (what, id) in [
+        ("a random UUID", "0b7e6b3e-5f57-4a53-9a43-2d1c9c0f0c11"),
+        ("a 100 KB id", huge.as_str()),
+    ] {
+        let mut headers = MCP_POST.to_vec();
+        headers.extend_from_slice(&[
+            ("Mcp-Session-Id", id),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ]);
+        let r = send(addr, "POST", &headers, list);
+        assert_eq!(r.status, 404, "{what}: {}", r.body);
+        assert!(!r.body.contains("echo"), "{what}: {}", r.body);
+    }
+    let mut headers = MCP_POST.to_vec();
+    headers.push(("MCP-Protocol-Version", "2025-11-25"));
+    let r = send(addr, "POST", &headers, list);
+    assert_eq!(r.status, 400, "no session id: {}", r.body);
+    assert!(r.body.contains("Session ID is required"), "{}", r.body);
+    // The real session answers (so the checks above can fail).
+    let r = session.post(std::str::from_utf8(list).unwrap());
+    assert!(r.body.contains(r#""name":"echo""#), "{}", r.body);
 }

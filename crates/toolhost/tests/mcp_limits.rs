@@ -8,6 +8,8 @@
 mod common;
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
+#[path = "mcp/raw_tcp.rs"]
+mod raw_tcp;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -225,4 +227,80 @@ fn sessions_are_capped_per_user_least_recently_used_first_and_overall() {
     delete.push(("MCP-Protocol-Version", "2025-11-25"));
     assert_eq!(send(addr, "DELETE", &delete, b"").status, 202);
     assert_eq!(open_as(addr, "cy-t").post(LIST).status, 200);
+}
+
+/// `serve`'s resident memory (KiB) and open descriptors.
+fn footprint(server: &Server) -> (u64, usize) {
+    let pid = server.child.id();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let rss = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or_else(|| panic!("no VmRSS in /proc/{pid}/status"));
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count();
+    (rss, fds)
+}
+
+/// One stateless (2026-07-28) request, on a connection of its own; the answer's body.
+fn stateless(addr: &str, method: &str, mut params: serde_json::Value) -> String {
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        .to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n"
+    );
+    if let Some(name) = params["name"].as_str() {
+        head += &format!("Mcp-Name: {name}\r\n");
+    }
+    let request = format!("{head}Content-Length: {}\r\n\r\n{body}", body.len());
+    let replies = raw_tcp::exchange(addr, request.as_bytes());
+    assert!(
+        replies.len() == 1 && replies[0].status == 200,
+        "{replies:?}"
+    );
+    replies[0].body.clone()
+}
+
+/// Review row 53: 2,000 stateless `tools/list` and 300 calls, each on its own connection,
+/// leave `serve`'s memory and open descriptors where they were (within allocator noise):
+/// a stateless request keeps nothing.
+#[test]
+fn many_stateless_requests_leave_memory_and_descriptors_flat() {
+    let f = Fixture::new();
+    let server = serve_with(&f, "", None);
+    let addr = server.addr.as_str();
+    let list = |_| {
+        let body = stateless(addr, "tools/list", serde_json::json!({}));
+        assert!(body.contains(r#""name":"echo""#), "{body}");
+    };
+    let call = |i: usize| {
+        let text = format!("n{i}");
+        let params = serde_json::json!({"name": "echo", "arguments": {"text": text}});
+        let body = stateless(addr, "tools/call", params);
+        assert!(body.contains(&format!(r#""text":"{text}""#)), "{body}");
+    };
+    // Warm up first: the worker, the runtime's threads and caches exist before measuring.
+    (0..100).for_each(list);
+    (0..30).for_each(call);
+    let (rss_before, fds_before) = footprint(&server);
+    (0..2000).for_each(list);
+    (0..300).for_each(call);
+    let (rss_after, fds_after) = footprint(&server);
+    eprintln!("serve: VmRSS {rss_before} -> {rss_after} KiB, fds {fds_before} -> {fds_after}");
+    assert!(
+        rss_after < rss_before + 30 * 1024,
+        "VmRSS grew from {rss_before} to {rss_after} KiB"
+    );
+    assert!(
+        fds_after < fds_before + 20,
+        "open descriptors grew from {fds_before} to {fds_after}"
+    );
 }

@@ -7,6 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+// common.rs and line_client.rs each hold a copy: a test may include either or both.
+#[allow(clippy::duplicate_mod)]
+#[path = "stderr.rs"]
+pub mod stderr;
+
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -31,6 +36,23 @@ pub fn python() -> PathBuf {
     );
     py
 }
+
+/// `Host` values that only look local, and `Origin`s that are not loopback ones: each must
+/// get 403 (DNS rebinding; review row 45).
+pub const FOREIGN_HOSTS: &[&str] = &[
+    "evil.com",
+    "localhost.evil.com",
+    "127.0.0.1.nip.io",
+    "0.0.0.0",
+    "127.0.0.2",
+    "localhost.",
+];
+pub const FOREIGN_ORIGINS: &[&str] = &[
+    "http://evil.com",
+    "null",
+    "http://localhost@evil.com",
+    "http://localhost.evil.com",
+];
 
 /// A data directory in the seed's layout: `data/tools` holds the fixture tools `echo` and
 /// `slow`; `data/tester` is the user `tester`'s home.
@@ -150,51 +172,71 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A running `toolhost serve`, stopped with SIGTERM when dropped.
+/// A running `toolhost serve`, stopped with SIGTERM when dropped. Its stderr is collected:
+/// stopping it fails the test if the server panicked (review row 75).
 pub struct Server {
     pub child: Child,
     pub url: String,
     pub addr: String,
+    stderr: stderr::Collected,
+    checked: bool,
 }
 
 impl Server {
-    pub fn start(mut cmd: Command) -> Server {
+    pub fn start(cmd: Command) -> Server {
+        Server::start_at(cmd, "127.0.0.1:0")
+    }
+
+    /// `serve` listening on `listen` (such as `[::1]:0`).
+    pub fn start_at(mut cmd: Command, listen: &str) -> Server {
         let mut child = cmd
             .arg("--listen")
-            .arg("127.0.0.1:0")
+            .arg(listen)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
+        let mut before = String::new();
         let url = loop {
-            line.clear();
-            assert!(
-                stderr.read_line(&mut line).unwrap() > 0,
-                "serve exited before listening"
-            );
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).unwrap();
+            before += &line;
+            assert!(n > 0, "serve exited before listening:\n{before}");
             if let Some(rest) = line.split("serving MCP at ").nth(1) {
                 break rest.split_whitespace().next().unwrap().to_string();
             }
         };
+        eprint!("serve: {before}");
         // Keep draining the logs so the server never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            while stderr.read_line(&mut line).unwrap_or(0) > 0 {
-                eprint!("serve: {line}");
-                line.clear();
-            }
-        });
+        let stderr = stderr::Collected::start("serve", before, stderr);
         let addr = url
             .trim_start_matches("http://")
             .trim_end_matches("/mcp")
             .to_string();
-        Server { child, url, addr }
+        Server {
+            child,
+            url,
+            addr,
+            stderr,
+            checked: false,
+        }
     }
 
-    /// SIGTERM, then the exit status.
+    /// What the server logged so far.
+    pub fn logs(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// SIGTERM, then the exit status; fails if the server panicked at any point.
     pub fn stop(&mut self) -> std::process::ExitStatus {
+        let status = self.terminate();
+        self.checked = true;
+        self.stderr.assert_no_panic();
+        status
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let until = Instant::now() + Duration::from_secs(10);
@@ -204,6 +246,9 @@ impl Server {
             }
             if Instant::now() > until {
                 let _ = self.child.kill();
+                if std::thread::panicking() {
+                    return self.child.wait().unwrap();
+                }
                 panic!("serve did not stop within 10 s of SIGTERM");
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -214,7 +259,12 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         if self.child.try_wait().ok().flatten().is_none() {
-            self.stop();
+            self.terminate();
+        }
+        // A test already failing reports its own failure (a second panic would abort).
+        if !self.checked && !std::thread::panicking() {
+            self.checked = true;
+            self.stderr.assert_no_panic();
         }
     }
 }

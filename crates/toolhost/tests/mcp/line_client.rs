@@ -1,30 +1,43 @@
 //! `toolhost mcp` driven by hand: one JSON-RPC line out, one line back.
 #![allow(dead_code)]
 
+// common.rs and line_client.rs each hold a copy: a test may include either or both.
+#[allow(clippy::duplicate_mod)]
+#[path = "stderr.rs"]
+mod stderr;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// The server's stderr is collected: closing the client (or dropping it) fails the test if
+/// the server panicked (review row 75).
 pub struct LineClient {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    stderr: stderr::Collected,
+    closed: bool,
 }
 
 impl LineClient {
-    /// Starts `cmd` (a `toolhost mcp …` command) with piped stdin and stdout.
+    /// Starts `cmd` (a `toolhost mcp …` command) with piped stdin, stdout and stderr.
     pub fn start(mut cmd: Command) -> LineClient {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
         LineClient {
             stdin: child.stdin.take(),
             stdout: BufReader::new(child.stdout.take().unwrap()),
+            stderr: stderr::Collected::start("mcp", String::new(), stderr),
             child,
+            closed: false,
         }
     }
 
@@ -50,9 +63,46 @@ impl LineClient {
         answer
     }
 
-    /// Closes stdin (which ends the session) and waits for the server to exit.
+    /// Closes stdin (which ends the session) and waits for the server to exit; fails if
+    /// it panicked.
     pub fn close(mut self) -> ExitStatus {
+        let status = self.end();
+        self.closed = true;
+        self.stderr.assert_no_panic();
+        status
+    }
+
+    /// Closes stdin and waits for the server to exit (killing it after 10 s).
+    fn end(&mut self) -> ExitStatus {
         drop(self.stdin.take());
-        self.child.wait().unwrap()
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                let status = self.child.wait().unwrap();
+                assert!(
+                    std::thread::panicking(),
+                    "toolhost mcp kept running 10 s after its stdin closed"
+                );
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for LineClient {
+    fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.end();
+        // A test already failing reports its own failure (a second panic would abort).
+        if !std::thread::panicking() {
+            self.stderr.assert_no_panic();
+        }
     }
 }
