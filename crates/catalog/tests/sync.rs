@@ -298,7 +298,11 @@ fn symlinks_in_a_seed_stay_links_and_their_targets_are_not_copied() {
     }
     for file in regular_files(&target) {
         let text = std::fs::read_to_string(&file).unwrap_or_default();
-        assert!(!text.contains(marker), "{} holds a link's target", file.display());
+        assert!(
+            !text.contains(marker),
+            "{} holds a link's target",
+            file.display()
+        );
     }
     assert_eq!(
         folder_digest(&target.join("a")).unwrap(),

@@ -694,7 +694,7 @@ async fn drain_progress(
                 }
                 seen.count += 1;
                 seen.longest = seen.longest.max(p.text().len());
-                if seen.count % 4096 == 0 {
+                if seen.count.is_multiple_of(4096) {
                     seen.peak_rss_kib = seen.peak_rss_kib.max(rss_kib());
                 }
                 seen.last = Some(p);
@@ -715,10 +715,9 @@ async fn drain_progress(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_flood_of_progress_lines_keeps_the_last_and_cuts_the_huge_one() {
     let e = env();
-    let mut call = e.runtime.call(e.request(
-        tool("progress_flood"),
-        json!({"n": 200_000, "big_mb": 5}),
-    ));
+    let mut call = e
+        .runtime
+        .call(e.request(tool("progress_flood"), json!({"n": 200_000, "big_mb": 5})));
     let (r, seen) = drain_progress(&mut call).await;
     assert_eq!((text(&r).as_str(), r.is_error), ("flooded", false));
     let last = seen.last.unwrap();
@@ -759,7 +758,10 @@ async fn a_progress_flood_past_a_caller_that_falls_behind_is_coalesced() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let backlog_kib = rss_kib();
     let (r, seen) = drain_progress(&mut call).await;
-    let grown_mib = backlog_kib.max(seen.peak_rss_kib).saturating_sub(rss_before) / 1024;
+    let grown_mib = backlog_kib
+        .max(seen.peak_rss_kib)
+        .saturating_sub(rss_before)
+        / 1024;
     assert_eq!((text(&r).as_str(), r.is_error), ("flooded", false));
     let last = seen.last.unwrap();
     assert_eq!((last.text().as_str(), last.seq), ("LAST", 200_002));

@@ -168,8 +168,14 @@ async fn secrets_stay_out_of_rejections_crashes_error_results_and_python_stderr(
         assert!(logs.contains(line), "{line:?} is not in the logs:\n{logs}");
     }
     for secret in secrets {
-        assert!(!logs.contains(secret), "{secret} leaked into the logs:\n{logs}");
-        assert!(!seen.contains(secret), "{secret} leaked to the caller:\n{seen}");
+        assert!(
+            !logs.contains(secret),
+            "{secret} leaked into the logs:\n{logs}"
+        );
+        assert!(
+            !seen.contains(secret),
+            "{secret} leaked to the caller:\n{seen}"
+        );
     }
 }
 
@@ -233,5 +239,8 @@ async fn a_timer_crashing_after_the_result_does_not_log_the_secret() {
     // Let the worker's stderr task log its last lines.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let logs = capture.text();
-    assert!(!logs.contains(secret), "the secret leaked into the logs:\n{logs}");
+    assert!(
+        !logs.contains(secret),
+        "the secret leaked into the logs:\n{logs}"
+    );
 }

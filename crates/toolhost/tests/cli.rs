@@ -730,17 +730,31 @@ fn bad_user_names_are_refused_by_serve_mcp_and_token_new() {
         if name.contains('\0') {
             continue;
         }
-        let (code, stdout, stderr) =
-            run_to_exit(toolhost().args(["mcp", "--data"]).arg(&data).args(["--user", name]));
-        assert_eq!((code, stdout.as_str()), (2, ""), "mcp --user {name:?}: {stderr}");
-        assert!(stderr.contains("invalid user"), "mcp --user {name:?}: {stderr}");
+        let (code, stdout, stderr) = run_to_exit(
+            toolhost()
+                .args(["mcp", "--data"])
+                .arg(&data)
+                .args(["--user", name]),
+        );
+        assert_eq!(
+            (code, stdout.as_str()),
+            (2, ""),
+            "mcp --user {name:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("invalid user"),
+            "mcp --user {name:?}: {stderr}"
+        );
         let (code, stdout, stderr) = run_to_exit(toolhost().args(["token", "new", "--user", name]));
         assert_eq!(
             (code, stdout.as_str()),
             (2, ""),
             "token new --user {name:?}: {stderr}"
         );
-        assert!(stderr.contains("invalid user"), "token new --user {name:?}: {stderr}");
+        assert!(
+            stderr.contains("invalid user"),
+            "token new --user {name:?}: {stderr}"
+        );
     }
     // Nothing was made for any of them, in the data directory or beside it.
     let mut left: Vec<String> = std::fs::read_dir(t.path())
