@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use common::{roots, tool, tool_with};
+use toolhost_catalog::sync::{SyncAction, SyncOptions, sync};
 use toolhost_catalog::{Catalog, CatalogEvent, EventKind, watch};
 use toolhost_spec::Code;
 
@@ -178,4 +179,34 @@ fn watcher_publishes_changes_as_folders_change() {
     let c = catalog.read().unwrap();
     assert_eq!(c.get("a").unwrap().tool.manifest.version, 2);
     assert!(c.get("b").is_none());
+}
+
+/// Review row 71: `toolhost sync` into a root that is being watched (as `serve` does)
+/// swaps the tool's folder for the seed's newer version; the watcher picks it up.
+#[test]
+fn a_sync_into_a_watched_root_is_picked_up() {
+    let t = tempfile::tempdir().unwrap();
+    let (seed, r) = (t.path().join("seed"), t.path().join("root"));
+    tool(&r, "a", "a", 1);
+    tool(&r, "b", "b", 1);
+    tool_with(&seed, "a", "a", 2, "the new version");
+    let catalog = Arc::new(RwLock::new(Catalog::scan(roots(&[&r]))));
+    let watcher = watch::watch(Arc::clone(&catalog)).unwrap();
+    let mut rx = watcher.subscribe();
+    let items = sync(&seed, &r, &SyncOptions::default()).unwrap();
+    assert_eq!(items[0].action, SyncAction::Copied);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let event = loop {
+        match rx.try_recv() {
+            Ok(e) => break e,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("no catalog event within 10 s of the sync: {e:?}"),
+        }
+    };
+    assert_eq!(event, ev(EventKind::Changed, "a"));
+    let c = catalog.read().unwrap();
+    let a = c.get("a").unwrap();
+    assert_eq!(a.tool.manifest.version, 2);
+    assert_eq!(a.tool.dir, r.join("a"));
+    assert!(c.get("b").is_some(), "the tool next to it is untouched");
 }

@@ -250,3 +250,62 @@ fn leftovers_of_an_interrupted_sync_are_recovered() {
     names.sort();
     assert_eq!(names, ["x", "y"]);
 }
+
+/// Every regular file under `dir`, without following links.
+fn regular_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let ty = std::fs::symlink_metadata(e.path()).unwrap().file_type();
+        if ty.is_dir() {
+            out.extend(regular_files(&e.path()));
+        } else if ty.is_file() {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+/// Review row 13: a seed tool holding symlinks to host files and folders (absolute and
+/// relative) is synced with the links kept as links, pointing where they pointed; what
+/// they point at is never copied into the target.
+#[test]
+fn symlinks_in_a_seed_stay_links_and_their_targets_are_not_copied() {
+    let t = tempfile::tempdir().unwrap();
+    let (seed, target) = (t.path().join("seed"), t.path().join("target"));
+    let host = t.path().join("host");
+    std::fs::create_dir_all(host.join("dir")).unwrap();
+    let marker = "host-only-content-13";
+    std::fs::write(host.join("secret.env"), marker).unwrap();
+    std::fs::write(host.join("dir/inner.txt"), marker).unwrap();
+    let a = tool(&seed, "a", "a", 2);
+    let links = [
+        ("abs", host.join("secret.env")),
+        ("rel", Path::new("../../host/secret.env").to_path_buf()),
+        ("folder", host.join("dir")),
+        ("dangling", host.join("missing")),
+    ];
+    for (name, to) in &links {
+        std::os::unix::fs::symlink(to, a.join(name)).unwrap();
+    }
+    let items = sync(&seed, &target, &SyncOptions::default()).unwrap();
+    assert_eq!(actions(&items), [("a", SyncAction::Copied, Some(2), None)]);
+    for (name, to) in &links {
+        let copied = target.join("a").join(name);
+        let meta = std::fs::symlink_metadata(&copied).unwrap();
+        assert!(meta.file_type().is_symlink(), "{name} is no longer a link");
+        assert_eq!(&std::fs::read_link(&copied).unwrap(), to, "{name}");
+    }
+    for file in regular_files(&target) {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(
+            !text.contains(marker),
+            "{} holds a link's target",
+            file.display()
+        );
+    }
+    assert_eq!(
+        folder_digest(&target.join("a")).unwrap(),
+        folder_digest(&a).unwrap()
+    );
+}

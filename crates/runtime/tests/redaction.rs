@@ -24,15 +24,32 @@ impl Write for Capture {
     }
 }
 
+/// Everything the host logs at trace level, from every test of this binary: each test
+/// looks for its own secret in it.
+fn logs() -> Capture {
+    static LOGS: std::sync::OnceLock<Capture> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let capture = Capture::default();
+        let writer = capture.clone();
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .init();
+        capture
+    })
+    .clone()
+}
+
+impl Capture {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn secrets_never_reach_logs_progress_errors_or_results() {
-    let capture = Capture::default();
-    let writer = capture.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .init();
+    let capture = logs();
 
     let e = common::env();
     let mut seen = String::new();
@@ -95,4 +112,135 @@ async fn escaped_secrets_never_reach_rendered_results() {
     assert!(all.contains("[REDACTED]"), "{all}");
     assert!(!all.contains("LEAKME"), "the secret leaked: {all}");
     assert!(!all.contains("second line"), "the secret leaked: {all}");
+}
+
+/// Review row 56: a secret in a rejected promise (an `Error` or a bare value), a crash in
+/// a timer, an unhandled rejection, an `isError` result, and a Python tool that writes it
+/// to stderr and progress and exits 1 (its error message from stdout, or from stderr when
+/// stdout is empty), for a mixed-case secret and an upper-case one: `[REDACTED]` in the
+/// result, progress and logs, never the secret.
+#[tokio::test(flavor = "multi_thread")]
+async fn secrets_stay_out_of_rejections_crashes_error_results_and_python_stderr() {
+    let capture = logs();
+    let e = common::env();
+    let secrets = ["tok-9fQ2-Rejected-Value", "AKIA7UPPERCASESECRET9"];
+    let mut seen = String::new();
+    for secret in secrets {
+        for how in ["reject", "reject_value", "timer", "unhandled", "is_error"] {
+            let req = e.request(
+                common::tool("leaks_secret"),
+                json!({"token": secret, "how": how}),
+            );
+            let (r, progress) = e.call_with_progress(req).await;
+            let all = format!("{}{progress:?}", serde_json::to_string(&r).unwrap());
+            assert!(r.is_error, "{how}: {all}");
+            // A crash ends the worker: the message goes to the logs, not the result.
+            if !["timer", "unhandled"].contains(&how) {
+                assert!(r.joined_text().contains("[REDACTED]"), "{how}: {all}");
+            }
+            seen += &all;
+        }
+        for quiet in [false, true] {
+            let req = e.request(
+                common::tool("leaks_secret_py"),
+                json!({"token": secret, "quiet": quiet}),
+            );
+            let (r, progress) = e.call_with_progress(req).await;
+            let all = format!("{}{progress:?}", serde_json::to_string(&r).unwrap());
+            let message = if quiet { "stderr sees" } else { "failed for" };
+            assert!(r.is_error, "{all}");
+            assert!(
+                r.joined_text().contains(&format!("{message} [REDACTED]")),
+                "quiet={quiet}: {all}"
+            );
+            assert_eq!(progress[0].1, "progress with [REDACTED]");
+            seen += &all;
+        }
+    }
+    // Let the worker's stderr task log what is left.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let logs = capture.text();
+    for line in [
+        "stderr sees [REDACTED]",
+        "a timer crashed with [REDACTED]",
+        "nobody handled [REDACTED]",
+    ] {
+        assert!(logs.contains(line), "{line:?} is not in the logs:\n{logs}");
+    }
+    for secret in secrets {
+        assert!(
+            !logs.contains(secret),
+            "{secret} leaked into the logs:\n{logs}"
+        );
+        assert!(
+            !seen.contains(secret),
+            "{secret} leaked to the caller:\n{seen}"
+        );
+    }
+}
+
+/// Review row 57: a secret sent in a parameter that is not `sensitive`, which fails
+/// validation, is not echoed: the error says what was wrong with `[REDACTED]` as the
+/// value (the call's sensitive values are known before validation).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secret_in_a_parameter_that_fails_validation_is_not_echoed() {
+    let capture = logs();
+    let e = common::env();
+    let secret = "sk-live-9Vb3-in-the-wrong-field";
+    let r = e
+        .call("logs_secret", json!({"token": secret, "fail": secret}))
+        .await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.joined_text(),
+        "invalid arguments: `fail`: expected a boolean, got \"[REDACTED]\""
+    );
+    assert!(!capture.text().contains(secret), "{}", capture.text());
+}
+
+/// Review row 60, a known limitation: redaction matches the value as given, so a value
+/// shorter than 4 bytes is left alone wherever it appears (replacing every "ab" would
+/// ruin the text and protect nothing), and so is a value the tool transforms (base64,
+/// upper-case, split). This pins the minimum length: 4 bytes are redacted, 3 are not.
+#[tokio::test(flavor = "multi_thread")]
+async fn values_shorter_than_four_bytes_are_not_redacted() {
+    let e = common::env();
+    let r = e
+        .call("leaks_secret", json!({"token": "k9Z", "how": "is_error"}))
+        .await;
+    assert_eq!(r.joined_text(), "refused k9Z");
+    let r = e
+        .call("leaks_secret", json!({"token": "k9Z7", "how": "is_error"}))
+        .await;
+    assert_eq!(r.joined_text(), "refused [REDACTED]");
+}
+
+/// Review row 56, a timer crash after the call: the tool answers, then a timer it left
+/// behind throws with the secret. The warm worker dies of it, and its last words go to the
+/// logs, where the secret must not be.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "review row 56: a tool's timer that crashes after its call has ended logs the sensitive value in clear (the worker's stderr is no longer redacted with that call's secrets)"]
+async fn a_timer_crashing_after_the_result_does_not_log_the_secret() {
+    let capture = logs();
+    let e = common::env();
+    let secret = "late-9Qx-SECRET-after-the-call";
+    let r = e
+        .call("leaks_secret", json!({"token": secret, "how": "late"}))
+        .await;
+    assert_eq!((r.joined_text().as_str(), r.is_error), ("answered", false));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while e.runtime.workers().await > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the late timer did not end the worker"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // Let the worker's stderr task log its last lines.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let logs = capture.text();
+    assert!(
+        !logs.contains(secret),
+        "the secret leaked into the logs:\n{logs}"
+    );
 }

@@ -224,3 +224,61 @@ fn the_example_tools_run() {
         assert!(stdout.contains(expected), "{args:?}: {stdout}");
     }
 }
+
+/// Review row 56: `toolhost call` at `TOOLHOST_LOG=trace`, with the logs on stderr and
+/// with `--log-file`, never shows a `sensitive` value: not in the result (text or
+/// `--json`), the progress, the error message, the tool's own output, nor the log file.
+#[test]
+fn a_sensitive_value_stays_out_of_the_output_and_the_logs_at_trace_level() {
+    let t = tempfile::tempdir().unwrap();
+    let secret = "sk-cli-4Rt8-TRACE-LEVEL-SECRET";
+    let log = t.path().join("toolhost.log");
+    let token = format!("token={secret}");
+    let misplaced = format!("fail={secret}");
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["logs_secret", &token, "fail=true"], 1),
+        (vec!["logs_secret", &token, "--json"], 0),
+        (vec!["leaks_secret", &token, "how=reject"], 1),
+        (vec!["leaks_secret", &token, "how=timer"], 1),
+        (vec!["leaks_secret", &token, "how=is_error", "--json"], 1),
+        (vec!["leaks_secret_py", &token], 1),
+        (vec!["leaks_secret_py", &token, "quiet=true"], 1),
+        // Validation fails on a secret sent where it does not belong (review row 57).
+        (vec!["logs_secret", &token, &misplaced], 1),
+    ];
+    for (args, expected) in &cases {
+        for to_file in [false, true] {
+            let mut cmd = toolhost(t.path());
+            cmd.env("TOOLHOST_LOG", "trace");
+            if to_file {
+                cmd.arg("--log-file").arg(&log);
+            }
+            let (code, stdout, stderr) = run(cmd.args(args));
+            assert_eq!(code, *expected, "{args:?}: {stdout}{stderr}");
+            assert!(
+                !stdout.contains(secret) && !stderr.contains(secret),
+                "{args:?} (log file: {to_file}) leaked the secret:\n{stdout}\n{stderr}"
+            );
+            if !to_file {
+                assert!(
+                    stderr.contains(r#""token":"[REDACTED]""#)
+                        || stderr.contains("rejected arguments"),
+                    "{args:?}: no trace logs on stderr:\n{stderr}"
+                );
+            }
+        }
+    }
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.matches(r#""token":"[REDACTED]""#).count() >= cases.len() - 1,
+        "the log file lacks the calls:\n{logged}"
+    );
+    assert!(
+        logged.contains("stderr sees [REDACTED]"),
+        "the tools' output is logged:\n{logged}"
+    );
+    assert!(
+        !logged.contains(secret),
+        "the secret leaked into the log file:\n{logged}"
+    );
+}

@@ -554,3 +554,230 @@ fn sandbox_status_reports_every_layer() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("THE SANDBOX IS DISABLED"), "{stderr}");
 }
+
+/// Review row 71: `toolhost sync` into a root that `list --watch` (like `serve`) is
+/// watching: the swapped-in newer version is reported as a change, with its new version.
+#[test]
+fn list_watch_sees_a_sync_of_a_newer_version() {
+    let t = tempfile::tempdir().unwrap();
+    let (seed, root) = (t.path().join("seed"), t.path().join("root"));
+    tool(&root, "a", "a", 1);
+    let mut child = toolhost()
+        .args(["list", "--watch", "--json", "--tools-dir"])
+        .arg(&root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first[0]["version"], 1);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // The watcher is installed after the first listing: sync newer versions until one
+    // is seen.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut got = None;
+    let mut version = 2;
+    while got.is_none() && Instant::now() < deadline {
+        tool(&seed, "a", "a", version);
+        let (code, stdout, stderr) = run(toolhost().arg("sync").arg(&seed).arg(&root));
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert!(stdout.contains("copied"), "{stdout}");
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(500)) {
+            got = Some(line);
+        }
+        version += 1;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let event: Value = serde_json::from_str(&got.expect("no change event within 20 s")).unwrap();
+    assert_eq!(event["kind"], "changed");
+    assert_eq!(event["name"], "a");
+    let synced = event["tool"]["version"].as_u64().unwrap();
+    assert!(synced >= 2 && synced < version, "{event}");
+    assert_eq!(event["tool"]["path"], root.join("a").to_str().unwrap());
+}
+
+/// Review row 62, through `toolhost check` on a folder: TOOL.md frontmatter nested
+/// 100,000 deep (flow) or 3,000 deep (block) is a `yaml-syntax` error naming the file and
+/// line; the process does not crash, and the folder's good tool is still checked.
+#[test]
+fn check_reports_deeply_nested_yaml_without_crashing() {
+    let t = tempfile::tempdir().unwrap();
+    let flow = format!("x: {}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let block = (0..3000)
+        .map(|i| format!("{}k{i}:", " ".repeat(i)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (folder, body) in [("flow", flow.as_str()), ("block", block.as_str())] {
+        let dir = tool(t.path(), folder, folder, 1);
+        std::fs::write(
+            dir.join("TOOL.md"),
+            format!("---\nname: {folder}\ndescription: d\nversion: 1\n{body}\n---\n"),
+        )
+        .unwrap();
+    }
+    tool(t.path(), "fine", "fine", 1);
+    let (code, stdout, stderr) = run(toolhost().arg("check").arg(t.path()));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    for (folder, why) in [
+        ("flow", "recursion limit exceeded"),
+        ("block", "nests deeper than 64 levels"),
+    ] {
+        let at = format!("{}/{folder}/TOOL.md:", t.path().display());
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&at))
+            .unwrap_or_else(|| panic!("no diagnostic for {folder}: {stdout}"));
+        // Where: a line of the frontmatter's body (it starts on line 5), and a column.
+        let mut place = line.split(':').take(2).map(|n| n.parse::<usize>().unwrap());
+        assert!(place.next().unwrap() >= 5, "{line}");
+        assert!(place.next().unwrap() >= 1, "{line}");
+        assert!(
+            line.contains("error[yaml-syntax]") && line.contains(why),
+            "{folder}: {line}"
+        );
+    }
+    assert!(
+        stderr.contains("checked 3 tools: 1 ok, 2 errors"),
+        "{stderr}"
+    );
+}
+
+/// Runs a command that must exit on its own (stdin closed), failing the test if it is
+/// still running after 30 s: a `serve` that accepted what it should refuse keeps serving.
+fn run_to_exit(cmd: &mut Command) -> (i32, String, String) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after 30 s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
+/// Review row 39: user names that would leave the data directory or break a path (`..`,
+/// `.`, a `/`, a `\`, NUL, a newline, 300 characters) are refused where a user enters:
+/// a `[[serve.tokens]]` entry (`serve` exits before listening), `mcp --user` and
+/// `token new --user`. Each exits 2 saying "invalid user". (A NUL cannot be passed on a
+/// command line, so it is tried in the configuration only.)
+#[test]
+fn bad_user_names_are_refused_by_serve_mcp_and_token_new() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data");
+    tool(&data.join("tools"), "a", "a", 1);
+    let config = t.path().join("toolhost.toml");
+    let long = format!("{}@example.com", "a".repeat(288));
+    let names = [
+        "..",
+        ".",
+        "/",
+        "a@x.org/../b@x.org",
+        "../../etc",
+        "a\\b@x.org",
+        "ada@x.org\nbob@x.org",
+        long.as_str(),
+        "a\0b@x.org",
+    ];
+    for name in names {
+        std::fs::write(
+            &config,
+            format!(
+                "[[serve.tokens]]\nuser = {}\nsha256 = \"{}\"\n",
+                toml::Value::String(name.into()),
+                "0".repeat(64)
+            ),
+        )
+        .unwrap();
+        let (code, _, stderr) = run_to_exit(
+            toolhost()
+                .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+                .arg(&data)
+                .arg("--config")
+                .arg(&config),
+        );
+        assert_eq!(code, 2, "serve with {name:?}: {stderr}");
+        assert!(
+            stderr.contains("[[serve.tokens]] #1") && stderr.contains("invalid user"),
+            "serve with {name:?}: {stderr}"
+        );
+        if name.contains('\0') {
+            continue;
+        }
+        let (code, stdout, stderr) = run_to_exit(
+            toolhost()
+                .args(["mcp", "--data"])
+                .arg(&data)
+                .args(["--user", name]),
+        );
+        assert_eq!(
+            (code, stdout.as_str()),
+            (2, ""),
+            "mcp --user {name:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("invalid user"),
+            "mcp --user {name:?}: {stderr}"
+        );
+        let (code, stdout, stderr) = run_to_exit(toolhost().args(["token", "new", "--user", name]));
+        assert_eq!(
+            (code, stdout.as_str()),
+            (2, ""),
+            "token new --user {name:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("invalid user"),
+            "token new --user {name:?}: {stderr}"
+        );
+    }
+    // Nothing was made for any of them, in the data directory or beside it.
+    let mut left: Vec<String> = std::fs::read_dir(t.path())
+        .unwrap()
+        .chain(std::fs::read_dir(&data).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["data", "toolhost.toml", "tools"]);
+    // The same commands take a good name.
+    let (code, stdout, stderr) =
+        run_to_exit(toolhost().args(["token", "new", "--user", "ada@example.com"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("user = \"ada@example.com\""), "{stdout}");
+    // `mcp` gets as far as serving, and stops at the closed stdin.
+    let (_, _, stderr) = run_to_exit(
+        toolhost()
+            .args(["mcp", "--data"])
+            .arg(&data)
+            .args(["--user", "ada@example.com"]),
+    );
+    assert!(
+        !stderr.contains("invalid user") && stderr.contains("connection closed"),
+        "{stderr}"
+    );
+}

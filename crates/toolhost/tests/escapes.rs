@@ -233,6 +233,50 @@ fn cannot_follow_a_hard_link_out_of_the_tool_folder() {
     );
 }
 
+/// Review row 14: on a root host a user's home is handed to that user's tool uid before
+/// the first call, without following links: a root-owned host file and folder behind
+/// links placed in the home keep their owner, and only the links change hands.
+#[test]
+fn handing_a_home_to_its_tool_uid_never_follows_a_link() {
+    use std::os::unix::fs::MetadataExt;
+    assert!(
+        rustix::process::getuid().is_root(),
+        "this test needs root: only a root host runs each user as its own uid and hands homes over"
+    );
+    let h = strict();
+    let host_file = h.dir.path().join("host-binary");
+    std::fs::write(&host_file, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&host_file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let host_dir = h.dir.path().join("host-dir");
+    std::fs::create_dir(&host_dir).unwrap();
+    std::fs::write(host_dir.join("inner.conf"), "host config").unwrap();
+    let home = h.data().join(USER);
+    let links = ["bin", "lib", "rel"];
+    std::os::unix::fs::symlink(&host_file, home.join("bin")).unwrap();
+    std::os::unix::fs::symlink(&host_dir, home.join("lib")).unwrap();
+    std::os::unix::fs::symlink("../../host-binary", home.join("rel")).unwrap();
+    assert_eq!(std::fs::metadata(&home).unwrap().uid(), 0);
+
+    h.allowed("list_dir", &["path=/officer/user"], "mine.txt");
+    let uid = std::fs::metadata(&home).unwrap().uid();
+    assert_ne!(uid, 0, "the home was not handed to the user's tool uid");
+    assert_eq!(std::fs::metadata(home.join("mine.txt")).unwrap().uid(), uid);
+    for link in links {
+        let meta = std::fs::symlink_metadata(home.join(link)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{link}");
+        assert_eq!(meta.uid(), uid, "the link {link} itself changes hands");
+    }
+    for host in [&host_file, &host_dir, &host_dir.join("inner.conf")] {
+        let meta = std::fs::metadata(host).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid()),
+            (0, 0),
+            "{} behind a link was handed over",
+            host.display()
+        );
+    }
+}
+
 // --- Processes ---
 
 #[test]
