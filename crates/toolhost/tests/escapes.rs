@@ -156,6 +156,8 @@ fn with_uid(config: &str, uid: u32) -> String {
 }
 
 /// Processes whose real, effective, saved or file-system uid is `uid`, as "pid command".
+/// Zombies are not counted: they have ended, and once `toolhost call` has exited, only
+/// the host's init can reap the helpers it left to it.
 fn processes_of(uid: u32) -> Vec<String> {
     let uid = uid.to_string();
     let mut found = Vec::new();
@@ -172,7 +174,11 @@ fn processes_of(uid: u32) -> Vec<String> {
             .lines()
             .find_map(|l| l.strip_prefix("Uid:"))
             .is_some_and(|ids| ids.split_whitespace().any(|id| id == uid));
-        if runs_as {
+        let zombie = status
+            .lines()
+            .find_map(|l| l.strip_prefix("State:"))
+            .is_some_and(|state| state.trim_start().starts_with('Z'));
+        if runs_as && !zombie {
             let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
             found.push(format!(
                 "{} {}",
@@ -409,11 +415,7 @@ fn cannot_change_the_users_own_tools_folder() {
     assert!(!h.data().join(USER).join("moved").exists());
     // It is her tool root all the same: her tool runs, and the home around it is writable.
     let (code, stdout, stderr) = h.call_in_data_layout("notes", &[]);
-    assert_eq!(
-        (code, stdout.trim()),
-        (0, "ada's own tool ran"),
-        "{stderr}"
-    );
+    assert_eq!((code, stdout.trim()), (0, "ada's own tool ran"), "{stderr}");
     let (code, stdout, stderr) =
         h.call_in_data_layout("write_file", &["path=/officer/user/fine.txt"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
@@ -445,11 +447,21 @@ fn handing_a_home_over_follows_no_link() {
         &["path=/officer/user/mine.txt"],
         "ada's own notes",
     );
-    for handed in [home.clone(), home.join("mine.txt"), home.join("bin"), home.join("etc")] {
+    for handed in [
+        home.clone(),
+        home.join("mine.txt"),
+        home.join("bin"),
+        home.join("etc"),
+    ] {
         assert_eq!(owner(&handed), h.uid, "{}", handed.display());
     }
     for kept in [file, dir.clone(), dir.join("inside")] {
-        assert_eq!(owner(&kept), 0, "{} was chowned through a link", kept.display());
+        assert_eq!(
+            owner(&kept),
+            0,
+            "{} was chowned through a link",
+            kept.display()
+        );
     }
 }
 
@@ -596,6 +608,7 @@ fn killing_every_visible_process_touches_nothing_outside() {
     bystander.kill().unwrap();
 }
 
+/// Review row 25 (worker_isolation.rs has it under serve, with another user served).
 #[test]
 fn a_fork_bomb_is_contained() {
     let h = Host::new("[sandbox]\nmax_processes = 64\n");
@@ -605,22 +618,18 @@ fn a_fork_bomb_is_contained() {
         started.elapsed() < Duration::from_secs(60),
         "{stdout}{stderr}"
     );
-    let count: usize = stdout
-        .trim()
-        .strip_prefix("started ")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
+    // Review row 25: fork fails with EAGAIN at the cap, until Bash gives up (had it
+    // started them all, it would say how many).
     assert!(
-        count < 64,
+        stderr.contains("fork: Resource temporarily unavailable"),
         "the process limit did not hold: {stdout}{stderr}"
     );
-    // Nothing of the bomb outlives the call.
-    std::thread::sleep(Duration::from_millis(200));
-    let left = Command::new("pgrep")
-        .args(["-f", "fork-many-"])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
+    if let Some(count) = stdout.trim().strip_prefix("started ") {
+        assert!(count.parse::<usize>().unwrap() < 64, "{stdout}{stderr}");
+    }
+    // Nothing of the bomb outlives the call: `Host::run` saw every process of this host's
+    // tool uid end (a search by name would also find the bombs of other tests).
+    assert_eq!(processes_of(h.uid), Vec::<String>::new());
     h.allowed("fork_many", &["n=3"], "started 3");
 }
 
@@ -694,7 +703,10 @@ echo end"],
         .map(|p| p.parse().unwrap())
         .collect();
     assert!(pids.contains(&1) && pids.contains(&2), "{out}");
-    assert!(pids.iter().all(|p| *p < 10), "host processes in /proc: {out}");
+    assert!(
+        pids.iter().all(|p| *p < 10),
+        "host processes in /proc: {out}"
+    );
     assert!(out.contains("environ of 1: 0 bytes"), "{out}");
     for what in ["/proc/1/exe", "/proc/1/root/", "/proc/1/mem"] {
         let line = out
@@ -773,7 +785,11 @@ fn processes_named(name: &str) -> Vec<String> {
 fn with_inherited_descriptors(cmd: &Command, file: &Path, dir: &Path) -> Command {
     let mut outer = Command::new("bash");
     outer
-        .args(["-c", r#"exec 10<"$1" 251<"$2" || exit 3; shift 2; exec "$@""#, "bash"])
+        .args([
+            "-c",
+            r#"exec 10<"$1" 251<"$2" || exit 3; shift 2; exec "$@""#,
+            "bash",
+        ])
         .arg(file)
         .arg(dir)
         .arg(cmd.get_program())
@@ -852,11 +868,18 @@ fn no_sandbox_process_holds_a_descriptor_the_host_inherited() {
     let mut held = Vec::new();
     for process in &sandbox {
         let pid = process.split(' ').next().unwrap();
-        for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
+        for fd in std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .flatten()
+        {
             if let Ok(target) = std::fs::read_link(fd.path())
                 && (target == secret || target == h.dir.path())
             {
-                held.push(format!("{process}: fd {:?} -> {}", fd.file_name(), target.display()));
+                held.push(format!(
+                    "{process}: fd {:?} -> {}",
+                    fd.file_name(),
+                    target.display()
+                ));
             }
         }
     }
@@ -1130,9 +1153,15 @@ fn without_the_network_no_host_address_is_reached() {
     let outside = TcpListener::bind((own, port)).unwrap();
     outside.set_nonblocking(true).unwrap();
     let h = strict();
-    for (host, listener) in [("127.0.0.1", &v4), ("::1", &v6), (&*own.to_string(), &outside)] {
-        let (code, stdout, stderr) =
-            h.call("tcp_connect", &[&format!("host={host}"), &format!("port={port}")]);
+    for (host, listener) in [
+        ("127.0.0.1", &v4),
+        ("::1", &v6),
+        (&*own.to_string(), &outside),
+    ] {
+        let (code, stdout, stderr) = h.call(
+            "tcp_connect",
+            &[&format!("host={host}"), &format!("port={port}")],
+        );
         let text = format!("{stdout}{stderr}");
         assert_eq!(code, 1, "{host}: {text}");
         // Refused on the spot: by Landlock's TCP rule where the kernel has it, else for
@@ -1167,15 +1196,20 @@ fn a_networked_tool_reaches_no_host_loopback_by_any_spelling() {
         "0x7f.1",
         "localhost",
     ] {
-        let (code, stdout, stderr) =
-            h.call("tcp_connect", &[&format!("host={host}"), &format!("port={port}")]);
+        let (code, stdout, stderr) = h.call(
+            "tcp_connect",
+            &[&format!("host={host}"), &format!("port={port}")],
+        );
         let text = format!("{stdout}{stderr}");
         assert_eq!(code, 1, "{host}: {text}");
         assert!(
             text.contains("ECONNREFUSED") || text.contains("EACCES"),
             "{host}: {text}"
         );
-        assert!(!took_a_connection(&v4), "{host} reached the host's 127.0.0.1");
+        assert!(
+            !took_a_connection(&v4),
+            "{host} reached the host's 127.0.0.1"
+        );
         assert!(!took_a_connection(&v6), "{host} reached the host's ::1");
     }
     // They are working spellings: with the host's loopback opened, the same tool gets there.
@@ -1226,7 +1260,10 @@ fn other_socket_paths_are_refused_or_stay_inside() {
             &["name=unix_abstract", "pid=0", &format!("arg={name}")],
             "Connection refused",
         );
-        assert!(unix.accept().is_err(), "the tool reached a host unix socket");
+        assert!(
+            unix.accept().is_err(),
+            "the tool reached a host unix socket"
+        );
     }
     let fast_open = ["name=tcp_fastopen", "pid=0", &format!("arg={port}")];
     offline.denied("syscall", &fast_open, "Network is unreachable");
@@ -1293,22 +1330,27 @@ fn a_connect_whose_address_changes_mid_call_never_reaches_a_refused_host() {
     );
     stop.store(true, Ordering::SeqCst);
     let (allowed, refused) = (allowed.join().unwrap(), refused.join().unwrap());
-    assert_eq!(refused, 0, "the refused address got {refused} connections: {out}");
+    assert_eq!(
+        refused, 0,
+        "the refused address got {refused} connections: {out}"
+    );
     let outcomes: Vec<(&str, usize)> = out
         .split_whitespace()
         .filter_map(|o| o.split_once('='))
         .map(|(k, v)| (k, v.parse().unwrap()))
         .collect();
-    let count = |k: &str| outcomes.iter().filter(|o| o.0 == k).map(|o| o.1).sum::<usize>();
+    let count = |k: &str| {
+        outcomes
+            .iter()
+            .filter(|o| o.0 == k)
+            .map(|o| o.1)
+            .sum::<usize>()
+    };
     assert!(count("connected") > 0, "{out}");
     assert_eq!(allowed, count("connected"), "{out}");
     // The refused address was tried: it ended at the sandbox's own loopback, or refused.
     assert!(count("ECONNREFUSED") + count("EACCES") > 0, "{out}");
-    assert_eq!(
-        outcomes.iter().map(|o| o.1).sum::<usize>(),
-        1000,
-        "{out}"
-    );
+    assert_eq!(outcomes.iter().map(|o| o.1).sum::<usize>(), 1000, "{out}");
 }
 
 fn cgroups_enforced() -> bool {
