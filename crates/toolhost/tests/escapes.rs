@@ -595,6 +595,7 @@ fn cannot_load_seccomp_bpf_or_kernel_code() {
     h.allowed("syscall", &["name=getpid", "pid=0"], "getpid returned");
 }
 
+/// Review row 24, the Bash half (worker_isolation.rs has the warm Node.js one).
 #[test]
 fn killing_every_visible_process_touches_nothing_outside() {
     let h = strict();
