@@ -339,6 +339,56 @@ fn sync_reports_each_tool_and_supports_dry_run() {
     assert_eq!(items[0]["action"], "invalid");
 }
 
+/// Review row 13: a seed tool holding symlinks to host files and folders (absolute, and
+/// relative out of the seed) syncs them as the same symlinks: the target never gets a copy
+/// of what they point at.
+#[test]
+fn sync_keeps_symlinks_as_links_and_copies_nothing_they_point_at() {
+    let t = tempfile::tempdir().unwrap();
+    let (seed, target) = (t.path().join("seed"), t.path().join("target"));
+    let secret = t.path().join("host-secret.env");
+    std::fs::write(&secret, "HOST_SECRET=from-the-host\n").unwrap();
+    let dir = tool(&seed, "linked", "linked", 1);
+    let links = [
+        ("loot.js", secret.clone()),
+        ("climb.txt", PathBuf::from("../../host-secret.env")),
+        ("host-dir", t.path().to_path_buf()),
+    ];
+    for (name, points_at) in &links {
+        std::os::unix::fs::symlink(points_at, dir.join(name)).unwrap();
+    }
+    let (code, stdout, stderr) = run(toolhost().arg("sync").arg(&seed).arg(&target));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let synced = target.join("linked");
+    assert!(synced.join("TOOL.md").is_file(), "{stdout}");
+    for (name, points_at) in &links {
+        let meta = std::fs::symlink_metadata(synced.join(name)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{name} is no longer a link");
+        assert_eq!(&std::fs::read_link(synced.join(name)).unwrap(), points_at);
+    }
+    fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                files(&entry.path(), out);
+            } else if kind.is_file() {
+                out.push(entry.path());
+            }
+        }
+    }
+    let mut copied = Vec::new();
+    files(&target, &mut copied);
+    for file in copied {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(
+            !text.contains("HOST_SECRET"),
+            "{} holds the host's file",
+            file.display()
+        );
+    }
+}
+
 #[test]
 fn new_scaffolds_tools_that_pass_check_in_every_language() {
     let t = tempfile::tempdir().unwrap();

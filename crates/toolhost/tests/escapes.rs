@@ -4,10 +4,11 @@
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #![allow(clippy::unwrap_used)]
 
-use std::net::{TcpListener, UdpSocket};
+use std::net::{IpAddr, TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 const USER: &str = "ada@example.com";
@@ -21,6 +22,9 @@ struct Host {
     dir: tempfile::TempDir,
     config: PathBuf,
     tools: PathBuf,
+    /// The host uid ada's tools run as: this host's alone (see `own_uid`), so that what
+    /// runs as it after a call is what that call left behind.
+    uid: u32,
 }
 
 impl Host {
@@ -33,12 +37,14 @@ impl Host {
         }
         std::fs::write(data.join(USER).join("mine.txt"), "ada's own notes").unwrap();
         std::fs::write(data.join("bob@example.com/secret.txt"), "bob's secret").unwrap();
+        let uid = own_uid();
         let path = dir.path().join("toolhost.toml");
-        std::fs::write(&path, config).unwrap();
+        std::fs::write(&path, with_uid(config, uid)).unwrap();
         Host {
             config: path,
             tools: escapes(),
             dir,
+            uid,
         }
     }
 
@@ -48,26 +54,61 @@ impl Host {
 
     /// `toolhost call TOOL ARGS…` as ada; (exit status, stdout, stderr).
     fn call(&self, tool: &str, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .env_remove("PI_TOOLS_DIRS")
+        let mut cmd = self.command(tool, args);
+        cmd.arg("--tools-dir").arg(&self.tools);
+        self.run(cmd)
+    }
+
+    /// The same, with the data layout's tool roots instead of `--tools-dir`: `DATA/tools`
+    /// and ada's own `DATA/ada@example.com/tools`.
+    fn call_in_data_layout(&self, tool: &str, args: &[&str]) -> (i32, String, String) {
+        self.run(self.command(tool, args))
+    }
+
+    /// `toolhost call` as ada, without tool roots.
+    fn command(&self, tool: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        cmd.env_remove("PI_TOOLS_DIRS")
             .env_remove("TOOLHOST_CONFIG")
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
             .args(["call", tool, "--timeout", "20", "--config"])
             .arg(&self.config)
-            .arg("--tools-dir")
-            .arg(&self.tools)
             .arg("--data")
             .arg(self.data())
             .args(["--user", USER])
-            .args(args)
-            .output()
-            .unwrap();
+            .args(args);
+        cmd
+    }
+
+    /// Runs a call to its end; (exit status, stdout, stderr). Review row 74: whatever the
+    /// tool did, nothing of its sandbox outlives the call.
+    fn run(&self, mut cmd: Command) -> (i32, String, String) {
+        let out = cmd.output().unwrap();
         let (stdout, stderr) = (
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         );
         assert!(!stderr.contains("panicked"), "{stderr}");
+        self.assert_nothing_left();
         (out.status.code().unwrap_or(-1), stdout, stderr)
+    }
+
+    /// Fails unless every process running as this host's tool uid (the tools, and the
+    /// sandbox helpers once they dropped root) is gone within a few seconds.
+    fn assert_nothing_left(&self) {
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = processes_of(self.uid);
+            if left.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < until,
+                "processes of the sandbox uid {} outlived the call: {left:?}",
+                self.uid
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The call must fail, saying `why`.
@@ -91,6 +132,62 @@ impl Host {
 
 fn strict() -> Host {
     Host::new("[sandbox]\nmemory_mb = 256\ntmp_mb = 16\n")
+}
+
+/// A uid for one host's tools that no other test's host uses at the same time (test
+/// binaries run side by side, and tests within one): from the process id and a counter.
+fn own_uid() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 64;
+    1_000_000 + std::process::id() * 64 + n
+}
+
+/// `config` with its `[sandbox]` table giving ada's tools `uid` (`uid_count = 1`: a
+/// user's uid is `uid_base + hash % uid_count`).
+fn with_uid(config: &str, uid: u32) -> String {
+    let own = format!("uid_base = {uid}\nuid_count = 1\n");
+    match config.find("[sandbox]\n") {
+        Some(at) => {
+            let (head, tail) = config.split_at(at + "[sandbox]\n".len());
+            format!("{head}{own}{tail}")
+        }
+        None => format!("{config}\n[sandbox]\n{own}"),
+    }
+}
+
+/// Processes whose real, effective, saved or file-system uid is `uid`, as "pid command".
+/// Zombies are not counted: they have ended, and once `toolhost call` has exited, only
+/// the host's init can reap the helpers it left to it.
+fn processes_of(uid: u32) -> Vec<String> {
+    let uid = uid.to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        // A process may end while it is being looked at.
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let runs_as = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .is_some_and(|ids| ids.split_whitespace().any(|id| id == uid));
+        let zombie = status
+            .lines()
+            .find_map(|l| l.strip_prefix("State:"))
+            .is_some_and(|state| state.trim_start().starts_with('Z'));
+        if runs_as && !zombie {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push(format!(
+                "{} {}",
+                name.to_string_lossy(),
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
+        }
+    }
+    found
 }
 
 // --- The file system ---
@@ -233,46 +330,137 @@ fn cannot_follow_a_hard_link_out_of_the_tool_folder() {
     );
 }
 
-/// Review row 14: on a root host a user's home is handed to that user's tool uid before
-/// the first call, without following links: a root-owned host file and folder behind
-/// links placed in the home keep their owner, and only the links change hands.
+/// Copies a tool folder (flat, as the escape tools are).
+fn copy_tool(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// Every path under `dir` with its contents (empty for folders), in order.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all.push((path.clone(), Vec::new()));
+            all.extend(snapshot(&path));
+        } else {
+            all.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    all.sort();
+    all
+}
+
+/// Review row 10: a user's own tools folder that exists is read-only to their tools:
+/// writing, moving or removing anything under `/officer/user/tools` fails, and the host's
+/// files stay as they were.
 #[test]
-fn handing_a_home_to_its_tool_uid_never_follows_a_link() {
-    use std::os::unix::fs::MetadataExt;
+fn cannot_change_the_users_own_tools_folder() {
+    let h = strict();
+    for tool in ["write_file", "sh"] {
+        copy_tool(&escapes().join(tool), &h.data().join("tools").join(tool));
+    }
+    let own = h.data().join(USER).join("tools");
+    std::fs::create_dir_all(own.join("notes")).unwrap();
+    std::fs::write(
+        own.join("notes/TOOL.md"),
+        "---\nname: notes\ndescription: Ada's own tool.\nversion: 1\n---\n\n# notes\n",
+    )
+    .unwrap();
+    std::fs::write(
+        own.join("notes/index.ts"),
+        "export async function execute() {\n  return \"ada's own tool ran\";\n}\n",
+    )
+    .unwrap();
+    let before = snapshot(&own);
+    let refused = |tool: &str, arg: String, why: &str| {
+        let (code, stdout, stderr) = h.call_in_data_layout(tool, &[&arg]);
+        assert_eq!(code, 1, "{arg} was not refused: {stdout}{stderr}");
+        assert!(
+            stdout.contains(why) || stderr.contains(why),
+            "{arg}: expected {why:?} in: {stdout}{stderr}"
+        );
+    };
+    for path in [
+        "/officer/user/tools/notes/index.ts",
+        "/officer/user/tools/notes/new.ts",
+        "/officer/user/tools/TOOL.md",
+    ] {
+        refused("write_file", format!("path={path}"), "EROFS");
+    }
+    for (cmd, why) in [
+        (
+            "mv /officer/user/tools/notes /officer/user/tools/moved",
+            "Read-only file system",
+        ),
+        (
+            "mv /officer/user/tools /officer/user/moved",
+            "Device or resource busy",
+        ),
+        ("rm -rf /officer/user/tools/notes", "Read-only file system"),
+        ("rm -rf /officer/user/tools", "Read-only file system"),
+        (
+            "chmod 777 /officer/user/tools/notes",
+            "Read-only file system",
+        ),
+        ("mkdir /officer/user/tools/sh", "Read-only file system"),
+    ] {
+        refused("sh", format!("cmd=exec 2>&1; {cmd}"), why);
+    }
+    assert_eq!(snapshot(&own), before, "the user's tools changed");
+    assert!(!h.data().join(USER).join("moved").exists());
+    // It is her tool root all the same: her tool runs, and the home around it is writable.
+    let (code, stdout, stderr) = h.call_in_data_layout("notes", &[]);
+    assert_eq!((code, stdout.trim()), (0, "ada's own tool ran"), "{stderr}");
+    let (code, stdout, stderr) =
+        h.call_in_data_layout("write_file", &["path=/officer/user/fine.txt"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// Review row 14: a new user's home is handed to their tools' uid without following
+/// links: a link in the home to a root-owned host file or folder is re-owned itself, and
+/// what it points at keeps its owner.
+#[test]
+fn handing_a_home_over_follows_no_link() {
     assert!(
         rustix::process::getuid().is_root(),
-        "this test needs root: only a root host runs each user as its own uid and hands homes over"
+        "review row 14 needs root: only a root host hands homes to the tools' own uid"
     );
+    use std::os::unix::fs::MetadataExt;
     let h = strict();
-    let host_file = h.dir.path().join("host-binary");
-    std::fs::write(&host_file, "#!/bin/sh\n").unwrap();
-    std::fs::set_permissions(&host_file, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let host_dir = h.dir.path().join("host-dir");
-    std::fs::create_dir(&host_dir).unwrap();
-    std::fs::write(host_dir.join("inner.conf"), "host config").unwrap();
+    let file = h.dir.path().join("host-file");
+    std::fs::write(&file, "root's").unwrap();
+    let dir = h.dir.path().join("host-dir");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("inside"), "root's too").unwrap();
     let home = h.data().join(USER);
-    let links = ["bin", "lib", "rel"];
-    std::os::unix::fs::symlink(&host_file, home.join("bin")).unwrap();
-    std::os::unix::fs::symlink(&host_dir, home.join("lib")).unwrap();
-    std::os::unix::fs::symlink("../../host-binary", home.join("rel")).unwrap();
-    assert_eq!(std::fs::metadata(&home).unwrap().uid(), 0);
-
-    h.allowed("list_dir", &["path=/officer/user"], "mine.txt");
-    let uid = std::fs::metadata(&home).unwrap().uid();
-    assert_ne!(uid, 0, "the home was not handed to the user's tool uid");
-    assert_eq!(std::fs::metadata(home.join("mine.txt")).unwrap().uid(), uid);
-    for link in links {
-        let meta = std::fs::symlink_metadata(home.join(link)).unwrap();
-        assert!(meta.file_type().is_symlink(), "{link}");
-        assert_eq!(meta.uid(), uid, "the link {link} itself changes hands");
+    std::os::unix::fs::symlink(&file, home.join("bin")).unwrap();
+    std::os::unix::fs::symlink(&dir, home.join("etc")).unwrap();
+    let owner = |p: &Path| std::fs::symlink_metadata(p).unwrap().uid();
+    assert_eq!(owner(&home), 0, "the home must start as root's");
+    h.allowed(
+        "read_file",
+        &["path=/officer/user/mine.txt"],
+        "ada's own notes",
+    );
+    for handed in [
+        home.clone(),
+        home.join("mine.txt"),
+        home.join("bin"),
+        home.join("etc"),
+    ] {
+        assert_eq!(owner(&handed), h.uid, "{}", handed.display());
     }
-    for host in [&host_file, &host_dir, &host_dir.join("inner.conf")] {
-        let meta = std::fs::metadata(host).unwrap();
+    for kept in [file, dir.clone(), dir.join("inside")] {
         assert_eq!(
-            (meta.uid(), meta.gid()),
-            (0, 0),
-            "{} behind a link was handed over",
-            host.display()
+            owner(&kept),
+            0,
+            "{} was chowned through a link",
+            kept.display()
         );
     }
 }
@@ -407,6 +595,7 @@ fn cannot_load_seccomp_bpf_or_kernel_code() {
     h.allowed("syscall", &["name=getpid", "pid=0"], "getpid returned");
 }
 
+/// Review row 24, the Bash half (worker_isolation.rs has the warm Node.js one).
 #[test]
 fn killing_every_visible_process_touches_nothing_outside() {
     let h = strict();
@@ -420,6 +609,7 @@ fn killing_every_visible_process_touches_nothing_outside() {
     bystander.kill().unwrap();
 }
 
+/// Review row 25 (worker_isolation.rs has it under serve, with another user served).
 #[test]
 fn a_fork_bomb_is_contained() {
     let h = Host::new("[sandbox]\nmax_processes = 64\n");
@@ -429,22 +619,18 @@ fn a_fork_bomb_is_contained() {
         started.elapsed() < Duration::from_secs(60),
         "{stdout}{stderr}"
     );
-    let count: usize = stdout
-        .trim()
-        .strip_prefix("started ")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
+    // Review row 25: fork fails with EAGAIN at the cap, until Bash gives up (had it
+    // started them all, it would say how many).
     assert!(
-        count < 64,
+        stderr.contains("fork: Resource temporarily unavailable"),
         "the process limit did not hold: {stdout}{stderr}"
     );
-    // Nothing of the bomb outlives the call.
-    std::thread::sleep(Duration::from_millis(200));
-    let left = Command::new("pgrep")
-        .args(["-f", "fork-many-"])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
+    if let Some(count) = stdout.trim().strip_prefix("started ") {
+        assert!(count.parse::<usize>().unwrap() < 64, "{stdout}{stderr}");
+    }
+    // Nothing of the bomb outlives the call: `Host::run` saw every process of this host's
+    // tool uid end (a search by name would also find the bombs of other tests).
+    assert_eq!(processes_of(h.uid), Vec::<String>::new());
     h.allowed("fork_many", &["n=3"], "started 3");
 }
 
@@ -491,6 +677,228 @@ fn an_endless_stdout_is_cut_and_the_host_keeps_its_memory() {
         "{stdout} bytes reached the caller"
     );
     h.allowed("spew", &["bytes=1000"], &"x".repeat(1000));
+}
+
+/// Review row 2: the tool lists `/proc` and probes PID 1 (the sandbox's helper): it sees
+/// its own PID namespace only, and nothing of PID 1's environment, executable, root or
+/// memory.
+#[test]
+fn sees_only_its_own_processes_in_proc() {
+    let h = strict();
+    let out = h.allowed(
+        "sh",
+        &["cmd=exec 2>&1
+echo \"pids: $(ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' ')\"
+echo \"environ of 1: $(cat /proc/1/environ | wc -c) bytes\"
+ls -l /proc/1/exe
+ls /proc/1/root/
+head -c 1 /proc/1/mem
+echo end"],
+        "end",
+    );
+    let pids: Vec<u32> = out
+        .lines()
+        .find_map(|l| l.strip_prefix("pids: "))
+        .unwrap_or_else(|| panic!("{out}"))
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(pids.contains(&1) && pids.contains(&2), "{out}");
+    assert!(
+        pids.iter().all(|p| *p < 10),
+        "host processes in /proc: {out}"
+    );
+    assert!(out.contains("environ of 1: 0 bytes"), "{out}");
+    for what in ["/proc/1/exe", "/proc/1/root/", "/proc/1/mem"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("nothing about {what}: {out}"));
+        assert!(line.ends_with("Permission denied"), "{line}");
+    }
+}
+
+/// Review row 23: the review's other dangerous calls are refused too (userfaultfd,
+/// open_by_handle_at, clone into a new user namespace), no other uid can be taken, and
+/// every process of the tool runs without capabilities (even in its bounding set), under no_new_privs and seccomp.
+#[test]
+fn cannot_fault_open_by_handle_clone_namespaces_or_gain_privileges() {
+    let h = strict();
+    denied_syscalls(&h, &["userfaultfd", "open_by_handle_at", "clone_newuser"]);
+    // Root inside, mapped to one unprivileged host uid: there is no other uid to become.
+    h.denied("syscall", &["name=setuid", "pid=1000"], "Invalid argument");
+    let status = h.allowed(
+        "sh",
+        &["cmd=grep -E '^(Cap[A-Za-z]+|NoNewPrivs|Seccomp):' /proc/self/status"],
+        "Seccomp",
+    );
+    let fields: Vec<(&str, &str)> = status
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k, v.trim()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("CapInh", "0000000000000000"),
+            ("CapPrm", "0000000000000000"),
+            ("CapEff", "0000000000000000"),
+            ("CapBnd", "0000000000000000"),
+            ("CapAmb", "0000000000000000"),
+            ("NoNewPrivs", "1"),
+            ("Seccomp", "2"),
+        ],
+        "{status}"
+    );
+    h.allowed("syscall", &["name=getpid", "pid=0"], "getpid returned");
+}
+
+/// Review row 31: a Bash tool leaves a `setsid nohup` process that ignores SIGTERM and
+/// SIGHUP and a double-forked grandchild, a TypeScript tool a detached, unref'd child;
+/// each returns at once, and none of them outlives the call.
+#[test]
+fn nothing_a_tool_detaches_outlives_its_call() {
+    let h = strict();
+    let tag = format!("linger-{}", h.uid);
+    h.allowed("linger", &[&format!("tag={tag}")], "left 2 behind");
+    assert_eq!(processes_named(&tag), Vec::<String>::new());
+    let tag = format!("detached-{}", h.uid);
+    h.allowed("spawn_detached", &[&format!("tag={tag}")], "spawned");
+    assert_eq!(processes_named(&tag), Vec::<String>::new());
+}
+
+/// Processes whose command line starts with `name`, as "pid command".
+fn processes_named(name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && cmdline.starts_with(name.as_bytes())
+        {
+            let cmd = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            found.push(format!("{} {cmd}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// `toolhost call` as `cmd` would run it, started by a shell that first opens (without
+/// close-on-exec, as shells do) a host file as descriptor 10 and a host folder as 251.
+fn with_inherited_descriptors(cmd: &Command, file: &Path, dir: &Path) -> Command {
+    let mut outer = Command::new("bash");
+    outer
+        .args([
+            "-c",
+            r#"exec 10<"$1" 251<"$2" || exit 3; shift 2; exec "$@""#,
+            "bash",
+        ])
+        .arg(file)
+        .arg(dir)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => outer.env(key, value),
+            None => outer.env_remove(key),
+        };
+    }
+    outer
+}
+
+/// Review row 73: descriptors the host process inherited (a secret file and a host folder,
+/// left open by the shell that started it) never reach a tool: it holds no such
+/// descriptor, and PID 1's are out of its reach.
+#[test]
+fn descriptors_the_host_inherited_never_reach_a_tool() {
+    let h = strict();
+    let secret = h.dir.path().join("fd-secret.txt");
+    std::fs::write(&secret, "inherited secret").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut call = h.command(
+        "sh",
+        &["cmd=exec 2>&1
+echo \"fds: $(ls /proc/self/fd | tr '\\n' ' ')\"
+cat <&10
+cat <&251
+ls /proc/1/fd/
+cat /proc/1/fd/10
+ls /proc/1/fd/251/
+echo end"],
+    );
+    call.arg("--tools-dir").arg(&h.tools);
+    let (code, out, stderr) = h.run(with_inherited_descriptors(&call, &secret, h.dir.path()));
+    assert_eq!(code, 0, "{out}{stderr}");
+    // `ls` itself holds 0, 1, 2 and its directory.
+    assert!(out.contains("fds: 0 1 2 3 \n"), "{out}");
+    assert!(out.contains("10: Bad file descriptor"), "{out}");
+    assert!(out.contains("251: Bad file descriptor"), "{out}");
+    for what in ["/proc/1/fd/", "/proc/1/fd/10", "/proc/1/fd/251/"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("'{what}'")) || l.contains(&format!("{what}:")))
+            .unwrap_or_else(|| panic!("nothing about {what}: {out}"));
+        assert!(line.ends_with("Permission denied"), "{line}");
+    }
+    for host in ["inherited secret", "fd-secret.txt", "toolhost.toml"] {
+        assert!(!out.contains(host), "{host} reached the tool: {out}");
+    }
+}
+
+/// Review row 73's note, a hardening not yet done: the sandbox helper keeps what the host
+/// process inherited. Tools cannot reach those descriptors (see above), but the helper's
+/// first stage (the network supervisor, outside the tool's namespaces) and PID 1 should
+/// close them before anything of the tool runs.
+#[test]
+#[ignore = "review row 73 (note): the sandbox helper's first stage and PID 1 keep descriptors toolhost inherited (a host file, a host folder)"]
+fn no_sandbox_process_holds_a_descriptor_the_host_inherited() {
+    let h = strict();
+    let secret = h.dir.path().join("fd-secret.txt");
+    std::fs::write(&secret, "inherited secret").unwrap();
+    let mut call = h.command("sh", &["cmd=echo ready; sleep 3"]);
+    call.arg("--tools-dir").arg(&h.tools);
+    let mut child = with_inherited_descriptors(&call, &secret, h.dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut sandbox = Vec::new();
+    while sandbox.iter().all(|p: &String| !p.contains("sleep")) {
+        assert!(Instant::now() < until, "the tool never started");
+        std::thread::sleep(Duration::from_millis(20));
+        sandbox = processes_of(h.uid);
+    }
+    let mut held = Vec::new();
+    for process in &sandbox {
+        let pid = process.split(' ').next().unwrap();
+        for fd in std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .flatten()
+        {
+            if let Ok(target) = std::fs::read_link(fd.path())
+                && (target == secret || target == h.dir.path())
+            {
+                held.push(format!(
+                    "{process}: fd {:?} -> {}",
+                    fd.file_name(),
+                    target.display()
+                ));
+            }
+        }
+    }
+    child.wait().unwrap();
+    assert!(held.is_empty(), "{held:#?}");
+}
+
+/// Review row 27: `/dev/shm` is a private tmpfs capped at `tmp_mb` like `/tmp` (each its
+/// own 16 MiB here), so filling it stops there too.
+#[test]
+fn filling_dev_shm_stops_at_its_cap() {
+    let h = strict();
+    let (code, stdout, stderr) = h.call("fill_tmp", &["mb=64", "dir=/dev/shm"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let text = format!("{stdout}{stderr}");
+    assert!(text.contains("No space left on device"), "{text}");
+    assert!(text.contains("16777216 bytes"), "{text}");
+    h.allowed("fill_tmp", &["mb=4", "dir=/dev/shm"], "wrote 4 MiB");
 }
 
 // --- The network ---
@@ -707,6 +1115,243 @@ fn the_operator_can_forbid_the_network_to_a_tool_that_declares_it() {
         &["host=127.0.0.1", &format!("port={port}")],
         "E",
     );
+}
+
+/// Listeners on the same free port of two host addresses (such as 127.0.0.1 and ::1),
+/// non-blocking; panics saying which address this machine lacks.
+fn listeners_on_one_port(a: IpAddr, b: IpAddr) -> (TcpListener, TcpListener, u16) {
+    for _ in 0..20 {
+        let first = TcpListener::bind((a, 0))
+            .unwrap_or_else(|e| panic!("this machine cannot listen on {a}: {e}"));
+        let port = first.local_addr().unwrap().port();
+        match TcpListener::bind((b, port)) {
+            Ok(second) => {
+                first.set_nonblocking(true).unwrap();
+                second.set_nonblocking(true).unwrap();
+                return (first, second, port);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => continue,
+            Err(e) => panic!("this machine cannot listen on {b}: {e}"),
+        }
+    }
+    panic!("no port free on both {a} and {b}");
+}
+
+/// Review row 15: without the network a tool has no interface up: the host's loopback in
+/// either family, and the host's own interface address, each with a server listening, are
+/// out of reach.
+#[test]
+fn without_the_network_no_host_address_is_reached() {
+    let Some(own) = own_interface_address() else {
+        panic!(
+            "this machine has no non-loopback IPv4 address to test with (see /proc/net/fib_trie)"
+        );
+    };
+    let (v4, v6, port) = listeners_on_one_port(
+        IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+    );
+    let outside = TcpListener::bind((own, port)).unwrap();
+    outside.set_nonblocking(true).unwrap();
+    let h = strict();
+    for (host, listener) in [
+        ("127.0.0.1", &v4),
+        ("::1", &v6),
+        (&*own.to_string(), &outside),
+    ] {
+        let (code, stdout, stderr) = h.call(
+            "tcp_connect",
+            &[&format!("host={host}"), &format!("port={port}")],
+        );
+        let text = format!("{stdout}{stderr}");
+        assert_eq!(code, 1, "{host}: {text}");
+        // Refused on the spot: by Landlock's TCP rule where the kernel has it, else for
+        // want of any interface.
+        assert!(
+            text.contains("EACCES") || text.contains("ENETUNREACH"),
+            "{host}: {text}"
+        );
+        assert!(!took_a_connection(listener), "the tool reached {host}");
+    }
+}
+
+/// Review row 16: every spelling of loopback a networked tool tries (IPv6, unspecified,
+/// IPv4-mapped, NAT64, IPv4-compatible, integer, short and hex forms, a name) ends at the
+/// sandbox's own loopback or is refused: none reaches the host's servers on that port.
+#[test]
+fn a_networked_tool_reaches_no_host_loopback_by_any_spelling() {
+    let (v4, v6, port) = listeners_on_one_port(
+        IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+    );
+    let h = networked(&format!("network_ports = [{port}]"));
+    for host in [
+        "::1",
+        "0.0.0.0",
+        "::",
+        "::ffff:7f00:1",
+        "64:ff9b::7f00:1",
+        "::127.0.0.1",
+        "2130706433",
+        "127.1",
+        "0x7f.1",
+        "localhost",
+    ] {
+        let (code, stdout, stderr) = h.call(
+            "tcp_connect",
+            &[&format!("host={host}"), &format!("port={port}")],
+        );
+        let text = format!("{stdout}{stderr}");
+        assert_eq!(code, 1, "{host}: {text}");
+        assert!(
+            text.contains("ECONNREFUSED") || text.contains("EACCES"),
+            "{host}: {text}"
+        );
+        assert!(
+            !took_a_connection(&v4),
+            "{host} reached the host's 127.0.0.1"
+        );
+        assert!(!took_a_connection(&v6), "{host} reached the host's ::1");
+    }
+    // They are working spellings: with the host's loopback opened, the same tool gets there.
+    let h = networked(&format!(
+        "network_ports = [{port}]\nnetwork_private = [\"127.0.0.1/32\", \"::1/128\"]"
+    ));
+    for (host, listener) in [("0x7f.1", &v4), ("2130706433", &v4), ("::1", &v6)] {
+        h.allowed(
+            "tcp_connect",
+            &[&format!("host={host}"), &format!("port={port}")],
+            "connected",
+        );
+        assert!(took_a_connection(listener), "{host}");
+    }
+}
+
+/// Review row 20: the socket paths around `connect()`. Raw ICMP and AF_PACKET sockets are
+/// refused; a host's abstract unix socket is not there (a sandbox has a network namespace
+/// of its own, with or without the network); TCP Fast Open, which would connect without
+/// `connect()`, is refused to a networked tool whose `connect()` gets through.
+#[test]
+fn other_socket_paths_are_refused_or_stay_inside() {
+    use std::os::linux::net::SocketAddrExt;
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let offline = strict();
+    let networked = Host::new(&format!(
+        "[sandbox]\nnetwork_allow = [\"syscall\", \"tcp_connect\"]\nnetwork_ports = [{port}]\nnetwork_private = [\"127.0.0.1/32\"]\n"
+    ));
+    let name = format!("toolhost-escapes-{}", offline.uid);
+    let abstract_addr = std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap();
+    let unix = std::os::unix::net::UnixListener::bind_addr(&abstract_addr).unwrap();
+    unix.set_nonblocking(true).unwrap();
+    for h in [&offline, &networked] {
+        h.denied(
+            "syscall",
+            &["name=socket_raw_icmp", "pid=0"],
+            "Operation not permitted",
+        );
+        h.denied(
+            "syscall",
+            &["name=socket_packet", "pid=0"],
+            "Address family not supported",
+        );
+        h.denied(
+            "syscall",
+            &["name=unix_abstract", "pid=0", &format!("arg={name}")],
+            "Connection refused",
+        );
+        assert!(
+            unix.accept().is_err(),
+            "the tool reached a host unix socket"
+        );
+    }
+    let fast_open = ["name=tcp_fastopen", "pid=0", &format!("arg={port}")];
+    offline.denied("syscall", &fast_open, "Network is unreachable");
+    networked.denied("syscall", &fast_open, "Operation not supported");
+    match tcp.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        other => panic!("TCP Fast Open reached the host: {other:?}"),
+    }
+    networked.allowed(
+        "tcp_connect",
+        &["host=127.0.0.1", &format!("port={port}")],
+        "connected",
+    );
+    assert!(took_a_connection(&tcp));
+}
+
+/// Accepts on `listener` (non-blocking) until `stop` is set and nothing is pending: the
+/// number of connections.
+fn count_connections(
+    listener: TcpListener,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut n = 0;
+        loop {
+            match listener.accept() {
+                Ok(_) => n += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if stop.load(Ordering::SeqCst) {
+                        return n;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => panic!("accept: {e}"),
+            }
+        }
+    })
+}
+
+/// Review row 21: the connect() race. One thread of the tool keeps rewriting the address
+/// the other hands `connect()`, between one it may reach (127.0.0.2, opened with
+/// `network_private`) and one it may not (127.0.0.3); the supervisor decides on its own
+/// copy, so over a thousand connects the host's listener at the refused address gets none,
+/// and each connect that succeeded reached the allowed one.
+#[test]
+fn a_connect_whose_address_changes_mid_call_never_reaches_a_refused_host() {
+    let (allowed, refused, port) =
+        listeners_on_one_port([127, 0, 0, 2].into(), [127, 0, 0, 3].into());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let allowed = count_connections(allowed, stop.clone());
+    let refused = count_connections(refused, stop.clone());
+    let h = Host::new(&format!(
+        "[sandbox]\nnetwork_allow = [\"connect_race\"]\nnetwork_ports = [{port}]\nnetwork_private = [\"127.0.0.2/32\"]\n"
+    ));
+    let out = h.allowed(
+        "connect_race",
+        &[
+            "allowed=127.0.0.2",
+            "refused=127.0.0.3",
+            &format!("port={port}"),
+            "tries=1000",
+        ],
+        "connected=",
+    );
+    stop.store(true, Ordering::SeqCst);
+    let (allowed, refused) = (allowed.join().unwrap(), refused.join().unwrap());
+    assert_eq!(
+        refused, 0,
+        "the refused address got {refused} connections: {out}"
+    );
+    let outcomes: Vec<(&str, usize)> = out
+        .split_whitespace()
+        .filter_map(|o| o.split_once('='))
+        .map(|(k, v)| (k, v.parse().unwrap()))
+        .collect();
+    let count = |k: &str| {
+        outcomes
+            .iter()
+            .filter(|o| o.0 == k)
+            .map(|o| o.1)
+            .sum::<usize>()
+    };
+    assert!(count("connected") > 0, "{out}");
+    assert_eq!(allowed, count("connected"), "{out}");
+    // The refused address was tried: it ended at the sandbox's own loopback, or refused.
+    assert!(count("ECONNREFUSED") + count("EACCES") > 0, "{out}");
+    assert_eq!(outcomes.iter().map(|o| o.1).sum::<usize>(), 1000, "{out}");
 }
 
 fn cgroups_enforced() -> bool {

@@ -1,4 +1,4 @@
-if err=$(dd if=/dev/zero of=/tmp/fill bs=1M count="$TOOL_PARAM_MB" 2>&1); then
+if err=$(dd if=/dev/zero of="$TOOL_PARAM_DIR/fill" bs=1M count="$TOOL_PARAM_MB" 2>&1); then
   echo "wrote $TOOL_PARAM_MB MiB"
 else
   echo "$err"

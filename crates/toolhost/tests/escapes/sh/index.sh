@@ -1,0 +1,1 @@
+eval "$TOOL_PARAM_CMD"
