@@ -15,7 +15,8 @@ use crate::call::{Call, Progress, ProgressQueue};
 use crate::config::{RuntimeConfig, ToolEnv, UserSpace};
 use crate::launch::Launcher;
 use crate::native::{NativeContext, NativeTool};
-use crate::node::{Control, NodePool, WorkerEvent, WorkerSpawn};
+use crate::config::WorkerScope;
+use crate::node::{Control, Limits, NodePool, WorkerEvent, WorkerKey, WorkerSpawn};
 use crate::redact::{Secrets, args_for_log};
 use crate::result::{ToolResult, normalise};
 use crate::validate::ArgsValidator;
@@ -158,8 +159,11 @@ impl Runtime {
         let pool = NodePool::new(
             spawn,
             env.clone(),
-            config.max_workers,
-            config.max_calls_per_worker,
+            Limits {
+                max_workers: config.max_workers,
+                per_user: config.workers_per_user(),
+                max_calls_per_worker: config.max_calls_per_worker,
+            },
         );
         let inner = Arc::new(Inner {
             config,
@@ -226,6 +230,12 @@ impl Runtime {
     /// Live Node.js workers (for status and tests).
     pub async fn workers(&self) -> usize {
         self.inner.pool.len()
+    }
+
+    /// The process group of each live Node.js worker: the worker, its sandbox's
+    /// processes and whatever its tools started (for status and measurements).
+    pub fn worker_process_groups(&self) -> Vec<i32> {
+        self.inner.pool.process_groups()
     }
 
     /// Stops every worker.
@@ -315,7 +325,11 @@ async fn run(
     let cap = inner.config.max_result_bytes;
     let (cancelled_tx, cancelled_rx) = watch::channel(false);
 
-    let started = match start(inner, &req, call_id, &args, &secrets, cap, cancelled_rx).await {
+    let waiting = Waiting {
+        patience: deadline_after,
+        cancel: cancel.clone(),
+    };
+    let started = match start(inner, &req, call_id, &args, &secrets, cap, cancelled_rx, waiting).await {
         Ok(started) => started,
         Err(e) => return ToolResult::error(secrets.clean(&e.to_string())),
     };
@@ -493,6 +507,13 @@ fn validator_for(
 
 type Started = (Control, mpsc::UnboundedReceiver<WorkerEvent>);
 
+/// How long a call may wait for a Node.js worker, and its caller's cancellation.
+struct Waiting {
+    patience: Duration,
+    cancel: watch::Receiver<bool>,
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn start(
     inner: &Inner,
     req: &CallRequest,
@@ -501,6 +522,7 @@ async fn start(
     secrets: &Secrets,
     cap: usize,
     cancelled: watch::Receiver<bool>,
+    waiting: Waiting,
 ) -> Result<Started, RuntimeError> {
     let tool = match &req.tool {
         ToolRef::Native(tool) => {
@@ -538,8 +560,18 @@ async fn start(
                 }
             }
             in_view(inner, tool, &req.user)?;
-            let network = network_for(inner, tool);
-            let worker = inner.pool.acquire(&req.user, network).await?;
+            let key = WorkerKey {
+                user: req.user.user.clone(),
+                tool: match inner.config.worker_scope {
+                    WorkerScope::Tool => Some(tool.dir.clone()),
+                    WorkerScope::User => None,
+                },
+                network: network_for(inner, tool),
+            };
+            let worker = inner
+                .pool
+                .acquire(&req.user, key, waiting.patience, waiting.cancel)
+                .await?;
             Ok(worker.start_call(&tool.entry.path, &version, call_id, args, secrets, cap))
         }
         Language::Python | Language::Bash => {
