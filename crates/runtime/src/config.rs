@@ -241,4 +241,28 @@ mod tests {
         assert!(!env.shows(&space, Path::new("/data/bob/tools/theirs")));
         assert!(!env.shows(&space, Path::new("/elsewhere/echo")));
     }
+
+    #[test]
+    fn each_user_gets_a_quarter_of_the_workers_unless_told_otherwise() {
+        let with = |max_workers, per_user| RuntimeConfig {
+            max_workers,
+            max_workers_per_user: per_user,
+            ..RuntimeConfig::default()
+        };
+        assert_eq!(RuntimeConfig::default().workers_per_user(), 8);
+        assert_eq!(with(2, None).workers_per_user(), 1);
+        assert_eq!(with(10, None).workers_per_user(), 2);
+        assert_eq!(with(4, Some(0)).workers_per_user(), 1);
+        assert_eq!(with(4, Some(9)).workers_per_user(), 4);
+    }
+
+    #[test]
+    fn worker_scope_is_tool_unless_set_to_user() -> Result<(), serde_json::Error> {
+        assert_eq!(RuntimeConfig::default().worker_scope, WorkerScope::Tool);
+        let c: RuntimeConfig = serde_json::from_value(serde_json::json!({"worker_scope": "user"}))?;
+        assert_eq!(c.worker_scope, WorkerScope::User);
+        let bad = serde_json::from_value::<RuntimeConfig>(serde_json::json!({"worker_scope": "all"}));
+        assert!(bad.is_err_and(|e| e.to_string().contains("unknown variant `all`, expected `tool` or `user`")));
+        Ok(())
+    }
 }
