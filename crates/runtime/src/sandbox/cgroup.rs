@@ -14,8 +14,12 @@ pub(crate) struct Cgroups {
     /// `memory` and `pids` parents under which each sandbox gets its own group.
     memory: PathBuf,
     pids: PathBuf,
-    next: AtomicU64,
 }
+
+/// Numbers the groups of every runtime in this process: they share the `toolhost-<pid>`
+/// parents, so a number per runtime would hand two sandboxes one group (and one's end
+/// would remove the group the other is joining).
+static NEXT: AtomicU64 = AtomicU64::new(0);
 
 /// A sandbox's groups; removed (in the background, once empty) when dropped.
 #[derive(Debug)]
@@ -44,11 +48,7 @@ impl Cgroups {
             (memory, pids)
         };
         sweep_stale(root);
-        Ok(Cgroups {
-            memory,
-            pids,
-            next: AtomicU64::new(0),
-        })
+        Ok(Cgroups { memory, pids })
     }
 
     pub fn describe(&self) -> String {
@@ -65,9 +65,14 @@ impl Cgroups {
 
     /// A fresh group limited to `memory` bytes and `processes` tasks.
     pub fn lease(&self, memory: u64, processes: u64) -> Result<Lease, String> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = format!("s{n}");
         if self.memory == self.pids {
+            // Another runtime of this process that ended may have removed the parent.
+            if !self.memory.is_dir() {
+                mkdir(&self.memory)?;
+                enable(&self.memory, &["memory", "pids"])?;
+            }
             let dir = self.memory.join(&name);
             mkdir(&dir)?;
             let lease = Lease {
@@ -79,6 +84,8 @@ impl Cgroups {
             Ok(lease)
         } else {
             let (m, p) = (self.memory.join(&name), self.pids.join(&name));
+            mkdir(&self.memory)?;
+            mkdir(&self.pids)?;
             mkdir(&m)?;
             let mut lease = Lease {
                 dirs: vec![m.clone()],
