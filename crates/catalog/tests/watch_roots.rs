@@ -84,7 +84,14 @@ fn a_root_deleted_and_recreated_is_watched_again() {
     tool(&root, "c", "c", 1);
     wait_for(&mut rx, &[ev(EventKind::Added, "c")]);
     assert_eq!(
-        catalog.read().unwrap().get("b").unwrap().tool.manifest.version,
+        catalog
+            .read()
+            .unwrap()
+            .get("b")
+            .unwrap()
+            .tool
+            .manifest
+            .version,
         2
     );
 }

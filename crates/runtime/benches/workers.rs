@@ -56,7 +56,11 @@ fn memory_of(groups: &[i32]) -> Memory {
     let groups: HashSet<i32> = groups.iter().copied().collect();
     let mut m = Memory::default();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -79,7 +83,10 @@ fn memory_of(groups: &[i32]) -> Memory {
         m.processes += 1;
         for line in rollup.lines() {
             let mut parts = line.split_whitespace();
-            let (Some(key), Some(kib)) = (parts.next(), parts.next().and_then(|v| v.parse::<u64>().ok())) else {
+            let (Some(key), Some(kib)) = (
+                parts.next(),
+                parts.next().and_then(|v| v.parse::<u64>().ok()),
+            ) else {
                 continue;
             };
             match key {
@@ -241,9 +248,21 @@ fn main() -> std::process::ExitCode {
             (
                 rs[0].workers,
                 median(rs.iter().map(|r| r.memory.processes as f64).collect()),
-                median(rs.iter().map(|r| r.memory.rss_kib as f64 / 1024.0).collect()),
-                median(rs.iter().map(|r| r.memory.pss_kib as f64 / 1024.0).collect()),
-                median(rs.iter().flat_map(|r| r.first_calls.iter().copied()).collect()),
+                median(
+                    rs.iter()
+                        .map(|r| r.memory.rss_kib as f64 / 1024.0)
+                        .collect(),
+                ),
+                median(
+                    rs.iter()
+                        .map(|r| r.memory.pss_kib as f64 / 1024.0)
+                        .collect(),
+                ),
+                median(
+                    rs.iter()
+                        .flat_map(|r| r.first_calls.iter().copied())
+                        .collect(),
+                ),
             )
         };
         let base = summary(&results[0]);

@@ -81,9 +81,7 @@ impl RuntimeConfig {
     /// quarter of `max_workers`; at least one, at most `max_workers`.
     pub fn workers_per_user(&self) -> usize {
         let all = self.max_workers.max(1);
-        self.max_workers_per_user
-            .unwrap_or(all / 4)
-            .clamp(1, all)
+        self.max_workers_per_user.unwrap_or(all / 4).clamp(1, all)
     }
 }
 
@@ -261,8 +259,12 @@ mod tests {
         assert_eq!(RuntimeConfig::default().worker_scope, WorkerScope::Tool);
         let c: RuntimeConfig = serde_json::from_value(serde_json::json!({"worker_scope": "user"}))?;
         assert_eq!(c.worker_scope, WorkerScope::User);
-        let bad = serde_json::from_value::<RuntimeConfig>(serde_json::json!({"worker_scope": "all"}));
-        assert!(bad.is_err_and(|e| e.to_string().contains("unknown variant `all`, expected `tool` or `user`")));
+        let bad =
+            serde_json::from_value::<RuntimeConfig>(serde_json::json!({"worker_scope": "all"}));
+        assert!(bad.is_err_and(|e| {
+            e.to_string()
+                .contains("unknown variant `all`, expected `tool` or `user`")
+        }));
         Ok(())
     }
 }

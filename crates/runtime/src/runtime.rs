@@ -12,10 +12,10 @@ use tokio::time::{Instant, sleep_until};
 use toolhost_spec::Language;
 
 use crate::call::{Call, Progress, ProgressQueue};
+use crate::config::WorkerScope;
 use crate::config::{RuntimeConfig, ToolEnv, UserSpace};
 use crate::launch::Launcher;
 use crate::native::{NativeContext, NativeTool};
-use crate::config::WorkerScope;
 use crate::node::{Control, Limits, NodePool, WorkerEvent, WorkerKey, WorkerSpawn};
 use crate::redact::{Secrets, args_for_log};
 use crate::result::{ToolResult, normalise};
@@ -329,7 +329,18 @@ async fn run(
         patience: deadline_after,
         cancel: cancel.clone(),
     };
-    let started = match start(inner, &req, call_id, &args, &secrets, cap, cancelled_rx, waiting).await {
+    let started = match start(
+        inner,
+        &req,
+        call_id,
+        &args,
+        &secrets,
+        cap,
+        cancelled_rx,
+        waiting,
+    )
+    .await
+    {
         Ok(started) => started,
         Err(e) => return ToolResult::error(secrets.clean(&e.to_string())),
     };

@@ -48,7 +48,10 @@ async fn spy_on_another_tool(e: &common::Env) -> String {
     let r = e.call("sens", json!({"apikey": SECRET})).await;
     assert_eq!((text(&r).as_str(), r.is_error), ("ok", false));
     let report = e
-        .call("json_spy", json!({"mode": "report", "marker": "spy-own-marker"}))
+        .call(
+            "json_spy",
+            json!({"mode": "report", "marker": "spy-own-marker"}),
+        )
         .await;
     let report = text(&report);
     // The hook is in place: it saw the host's frame for its own call.

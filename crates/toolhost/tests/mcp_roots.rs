@@ -101,7 +101,9 @@ fn serve_keeps_serving_roots_that_are_replaced_while_it_runs() {
     std::fs::rename(&tools, &old).unwrap();
     std::fs::create_dir(&tools).unwrap();
     echo_named(&echo, "echo2", &tools.join("echo2"));
-    until_listed(&s, &mut notices, |s| listed(s, "echo2") && !listed(s, "echo"));
+    until_listed(&s, &mut notices, |s| {
+        listed(s, "echo2") && !listed(s, "echo")
+    });
 
     // F15: the user's own tools deleted and re-created.
     std::fs::remove_dir_all(&own).unwrap();
