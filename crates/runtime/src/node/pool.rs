@@ -128,9 +128,14 @@ impl NodePool {
                     tokio::select! {
                         () = changed => {}
                         () = tokio::time::sleep_until(give_up) => {
+                            let secs = patience.as_secs_f64();
+                            let secs = if secs.fract() == 0.0 {
+                                format!("{secs}")
+                            } else {
+                                format!("{secs:.1}")
+                            };
                             return Err(RuntimeError::WorkerStart(format!(
-                                "timed out after {} s waiting for a Node.js worker: {why}",
-                                patience.as_secs_f64().round()
+                                "timed out after {secs} s waiting for a Node.js worker: {why}"
                             )));
                         }
                         Ok(()) = cancel.changed() => {
