@@ -54,7 +54,7 @@ impl RootWatches {
         for i in w.shallow_first() {
             let root = &w.roots[i];
             let Some(id) = identity(root) else {
-                tracing::info!(root = %root.display(), "tool root does not exist; watching for it to appear");
+                tracing::info!(root = %root.display(), "tool root is missing (or not a directory); watching for it to appear");
                 continue;
             };
             watcher
