@@ -22,6 +22,12 @@ pub struct RuntimeConfig {
     pub bash: PathBuf,
     /// Node.js workers alive at once, over all users.
     pub max_workers: usize,
+    /// Node.js workers one user may hold at once, so that no user can take every worker
+    /// from the others; `None`: a quarter of `max_workers` (at least one). See
+    /// [`RuntimeConfig::workers_per_user`].
+    pub max_workers_per_user: Option<usize>,
+    /// What one Node.js worker, and so one sandbox, serves.
+    pub worker_scope: WorkerScope,
     /// Calls one worker runs concurrently before another worker is started.
     pub max_calls_per_worker: usize,
     /// A worker with no call for this long is retired.
@@ -51,7 +57,9 @@ impl Default for RuntimeConfig {
             node: "node".into(),
             python: "python3".into(),
             bash: "bash".into(),
-            max_workers: 8,
+            max_workers: 32,
+            max_workers_per_user: None,
+            worker_scope: WorkerScope::Tool,
             max_calls_per_worker: 64,
             worker_idle_retire: Duration::from_secs(300),
             timeout: Duration::from_secs(300),
@@ -92,6 +100,27 @@ impl RuntimeConfig {
         let dir = self.cache_dir.clone().unwrap_or_else(default_cache_dir);
         std::path::absolute(&dir).unwrap_or(dir)
     }
+
+    /// The most Node.js workers one user holds at once: `max_workers_per_user`, else a
+    /// quarter of `max_workers`; at least one, at most `max_workers`.
+    pub fn workers_per_user(&self) -> usize {
+        let all = self.max_workers.max(1);
+        self.max_workers_per_user.unwrap_or(all / 4).clamp(1, all)
+    }
+}
+
+/// What one Node.js worker serves: the boundary between tools inside one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerScope {
+    /// One tool folder of one user: a tool never shares its process (its heap, its
+    /// globals, its arguments, secrets included) with another tool.
+    #[default]
+    Tool,
+    /// All of one user's tools: fewer processes, but any of the user's tools can read
+    /// and alter what the others receive and return (by patching `JSON.parse`, say),
+    /// `sensitive` arguments included. Only for tools that trust each other.
+    User,
 }
 
 fn default_cache_dir() -> PathBuf {
@@ -253,5 +282,33 @@ mod tests {
         assert!(!env.shows(&space, Path::new("/data/ann/toolsx/mine")));
         assert!(!env.shows(&space, Path::new("/data/bob/tools/theirs")));
         assert!(!env.shows(&space, Path::new("/elsewhere/echo")));
+    }
+
+    #[test]
+    fn each_user_gets_a_quarter_of_the_workers_unless_told_otherwise() {
+        let with = |max_workers, per_user| RuntimeConfig {
+            max_workers,
+            max_workers_per_user: per_user,
+            ..RuntimeConfig::default()
+        };
+        assert_eq!(RuntimeConfig::default().workers_per_user(), 8);
+        assert_eq!(with(2, None).workers_per_user(), 1);
+        assert_eq!(with(10, None).workers_per_user(), 2);
+        assert_eq!(with(4, Some(0)).workers_per_user(), 1);
+        assert_eq!(with(4, Some(9)).workers_per_user(), 4);
+    }
+
+    #[test]
+    fn worker_scope_is_tool_unless_set_to_user() -> Result<(), serde_json::Error> {
+        assert_eq!(RuntimeConfig::default().worker_scope, WorkerScope::Tool);
+        let c: RuntimeConfig = serde_json::from_value(serde_json::json!({"worker_scope": "user"}))?;
+        assert_eq!(c.worker_scope, WorkerScope::User);
+        let bad =
+            serde_json::from_value::<RuntimeConfig>(serde_json::json!({"worker_scope": "all"}));
+        assert!(bad.is_err_and(|e| {
+            e.to_string()
+                .contains("unknown variant `all`, expected `tool` or `user`")
+        }));
+        Ok(())
     }
 }

@@ -30,7 +30,7 @@ mod validate;
 mod version;
 
 pub use call::{Call, CallEvent, Canceller, Progress};
-pub use config::{RuntimeConfig, ToolEnv, UserSpace};
+pub use config::{RuntimeConfig, ToolEnv, UserSpace, WorkerScope};
 pub use error::RuntimeError;
 pub use native::{NativeContext, NativeTool};
 pub use redact::{REDACTED, Secrets};

@@ -13,10 +13,11 @@ use toolhost_spec::Language;
 
 use crate::RuntimeError;
 use crate::call::{Call, Progress, ProgressQueue};
+use crate::config::WorkerScope;
 use crate::config::{RuntimeConfig, ToolEnv, UserSpace};
 use crate::launch::Launcher;
 use crate::native::{NativeContext, NativeTool};
-use crate::node::{Control, NodePool, WorkerEvent, WorkerSpawn};
+use crate::node::{Control, Limits, NodePool, WorkerEvent, WorkerKey, WorkerSpawn};
 use crate::redact::{Secrets, args_for_log};
 use crate::result::{ToolResult, normalise};
 use crate::validate::ArgsValidator;
@@ -160,8 +161,11 @@ impl Runtime {
         let pool = NodePool::new(
             spawn,
             env.clone(),
-            config.max_workers,
-            config.max_calls_per_worker,
+            Limits {
+                max_workers: config.max_workers,
+                per_user: config.workers_per_user(),
+                max_calls_per_worker: config.max_calls_per_worker,
+            },
         );
         let inner = Arc::new(Inner {
             config,
@@ -228,6 +232,12 @@ impl Runtime {
         self.inner.pool.len()
     }
 
+    /// The process group of each live Node.js worker: the worker, its sandbox's
+    /// processes and whatever its tools started (for status and measurements).
+    pub fn worker_process_groups(&self) -> Vec<i32> {
+        self.inner.pool.process_groups()
+    }
+
     /// Stops every worker.
     pub async fn shutdown(&self) {
         self.inner.pool.shutdown();
@@ -273,7 +283,7 @@ impl Stop {
 
 /// `d` from now; a duration beyond the clock's range (a configured `timeout = 1e18`) is
 /// a year, which no call outlives, rather than a panic.
-fn after(d: Duration) -> Instant {
+pub(crate) fn after(d: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(d)
         .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
@@ -326,9 +336,23 @@ async fn run(
 
     // The deadline and cancellation cover the host's own steps too (reading and
     // transpiling the code, waiting for a worker, starting the sandbox): dropping `start`
-    // abandons them, and their threads stop at their next check.
+    // abandons them, and their threads stop at their next check. Waiting for a worker
+    // also knows them, to say what it was waiting for.
     let deadline = after(deadline_after);
-    let starting = start(inner, &req, call_id, &args, &secrets, cap, cancelled_rx);
+    let waiting = Waiting {
+        patience: deadline_after,
+        cancel: cancel.clone(),
+    };
+    let starting = start(
+        inner,
+        &req,
+        call_id,
+        &args,
+        &secrets,
+        cap,
+        cancelled_rx,
+        waiting,
+    );
     let started = tokio::select! {
         started = starting => Ok(started),
         _ = sleep_until(deadline) => Err(Stop::Deadline(deadline_after)),
@@ -514,6 +538,13 @@ fn validator_for(
 
 type Started = (Control, mpsc::UnboundedReceiver<WorkerEvent>);
 
+/// How long a call may wait for a Node.js worker, and its caller's cancellation.
+struct Waiting {
+    patience: Duration,
+    cancel: watch::Receiver<bool>,
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn start(
     inner: &Inner,
     req: &CallRequest,
@@ -522,6 +553,7 @@ async fn start(
     secrets: &Secrets,
     cap: usize,
     cancelled: watch::Receiver<bool>,
+    waiting: Waiting,
 ) -> Result<Started, RuntimeError> {
     let tool = match &req.tool {
         ToolRef::Native(tool) => {
@@ -546,8 +578,18 @@ async fn start(
                 .prepare(&inner.launcher, &tool.dir, &req.user.user)
                 .await?;
             in_view(inner, tool, &req.user)?;
-            let network = network_for(inner, tool);
-            let worker = inner.pool.acquire(&req.user, network).await?;
+            let key = WorkerKey {
+                user: req.user.user.clone(),
+                tool: match inner.config.worker_scope {
+                    WorkerScope::Tool => Some(tool.dir.clone()),
+                    WorkerScope::User => None,
+                },
+                network: network_for(inner, tool),
+            };
+            let worker = inner
+                .pool
+                .acquire(&req.user, key, waiting.patience, waiting.cancel)
+                .await?;
             Ok(worker.start_call(&tool.entry.path, &version, call_id, args, secrets, cap))
         }
         Language::Python | Language::Bash => {

@@ -207,17 +207,18 @@ fn new_refuses_paths_as_names() {
     assert_eq!(std::fs::read_dir(&inside).unwrap().count(), 0);
 }
 
-/// A deadline the clock cannot reach is no deadline, not a panic: `--timeout 1e18` and
-/// `[runtime] timeout = 1e18` both run the call.
+/// A deadline the clock cannot reach is no deadline, not a panic: `--timeout 1e19` and
+/// `[runtime] timeout = 1e19` (past the monotonic clock's range, within `Duration`'s)
+/// both run the call.
 #[test]
 fn deadlines_beyond_the_clock_run_the_call() {
     let t = tempfile::tempdir().unwrap();
     let home = t.path();
     let config = home.join("far.toml");
-    std::fs::write(&config, "[runtime]\ntimeout = 1e18\nidle_timeout = 1e18\n").unwrap();
+    std::fs::write(&config, "[runtime]\ntimeout = 1e19\nidle_timeout = 1e19\n").unwrap();
     let fixtures = fixtures();
     for extra in [
-        vec!["--timeout", "1e18"],
+        vec!["--timeout", "1e19"],
         vec!["--config", config.to_str().unwrap()],
     ] {
         let out = toolhost(home)

@@ -8,3 +8,6 @@ mod calls;
 
 #[path = "../../runtime/tests/redaction.rs"]
 mod redaction;
+
+#[path = "../../runtime/tests/workers.rs"]
+mod workers;

@@ -163,7 +163,11 @@ impl RequestBody {
     pub(super) fn new(inner: Incoming, watch: Arc<Watch>) -> RequestBody {
         let reading = !http_body::Body::is_end_stream(&inner);
         if reading {
-            let at = Instant::now() + watch.limits.body_timeout;
+            // A timeout beyond the clock's range is no timeout (not a panic).
+            let now = Instant::now();
+            let at = now
+                .checked_add(watch.limits.body_timeout)
+                .unwrap_or(now + std::time::Duration::from_secs(365 * 24 * 3600));
             watch.update(|p| p.body_deadline = Some(at));
         }
         RequestBody {

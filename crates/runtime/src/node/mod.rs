@@ -7,7 +7,7 @@ mod worker;
 
 use std::path::{Path, PathBuf};
 
-pub(crate) use pool::NodePool;
+pub(crate) use pool::{Limits, NodePool, WorkerKey};
 pub(crate) use worker::{Control, WorkerEvent, WorkerSpawn, describe_exit, signal_group};
 
 const HARNESS: &str = include_str!("harness.mjs");

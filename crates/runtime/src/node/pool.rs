@@ -1,55 +1,105 @@
-//! The bounded pool of Node.js workers, keyed by user.
+//! The bounded pool of Node.js workers, with a fair share per user.
 //!
-//! A worker serves one user only, in that user's sandbox; a tool that has the network
-//! runs in a worker whose sandbox has it too, never in one shared with tools that don't. Calls share a worker up to `max_calls_per_worker`; the pool never holds more
-//! than `max_workers` processes, counting those still starting; idle workers are retired.
+//! A worker is dedicated to one [`WorkerKey`]: one user, one tool folder (unless the
+//! operator chose `worker_scope = "user"`), and one network setting. So a tool never
+//! shares its process, and with it its arguments and secrets, with another user's tools,
+//! with another tool (by default), or with tools of another network setting.
+//!
+//! Calls share a worker up to `max_calls_per_worker`. The pool never holds more than
+//! `max_workers` processes, and one user never more than `per_user`, counting those still
+//! starting. A user under its share that finds the pool full retires anyone's idle
+//! worker to make room; a user at its share makes room among its own workers only, or
+//! waits for one of them to go idle: it never holds the slots other users need. When no
+//! worker can start, a call that has a worker for its key shares it beyond
+//! `max_calls_per_worker`; one that has none waits, for at most its deadline.
 //! No lock is held while a worker starts, so one slow start delays nobody else.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use super::worker::{Worker, WorkerSpawn};
 use crate::RuntimeError;
 use crate::config::{ToolEnv, UserSpace};
 
+/// What one worker serves, and only that.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct WorkerKey {
+    pub user: String,
+    /// The tool folder; `None` when a worker serves all of its user's tools.
+    pub tool: Option<PathBuf>,
+    /// Whether its sandbox has the network.
+    pub network: bool,
+}
+
 #[derive(Default)]
 struct State {
     workers: Vec<Arc<Worker>>,
-    /// Users (and whether with the network) whose worker is starting; each entry holds
-    /// a pool slot.
-    starting: Vec<(String, bool)>,
+    /// Workers being started; each entry holds a slot in the pool and in its user's share.
+    starting: Vec<WorkerKey>,
+}
+
+impl State {
+    fn total(&self) -> usize {
+        self.workers.len() + self.starting.len()
+    }
+
+    fn held_by(&self, user: &str) -> usize {
+        self.workers.iter().filter(|w| w.key.user == user).count()
+            + self.starting.iter().filter(|k| k.user == user).count()
+    }
+
+    /// Retires the idle worker among those `eligible` that has been idle longest.
+    fn retire_one(&mut self, eligible: impl Fn(&Worker) -> bool, why: &str) {
+        let oldest = self
+            .workers
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.in_flight() == 0 && eligible(w))
+            .max_by_key(|(_, w)| w.idle_for())
+            .map(|(i, _)| i);
+        if let Some(i) = oldest {
+            self.workers.remove(i).kill(why);
+        }
+    }
+}
+
+/// The pool's limits.
+pub(crate) struct Limits {
+    pub max_workers: usize,
+    pub per_user: usize,
+    pub max_calls_per_worker: usize,
 }
 
 pub(crate) struct NodePool {
     spawn: WorkerSpawn,
     env: ToolEnv,
     max_workers: usize,
+    per_user: usize,
     max_calls_per_worker: usize,
     state: Mutex<State>,
-    /// Signalled when a call ends or a worker starts, so waiting callers look again.
+    /// Signalled when a call ends, a worker starts or retires, so waiting callers look again.
     changed: Notify,
 }
 
 enum Next {
     Use(Arc<Worker>),
     Start,
-    Wait,
+    /// Nothing to use or start yet; why, for the error should the call give up.
+    Wait(String),
 }
 
 impl NodePool {
-    pub fn new(
-        spawn: WorkerSpawn,
-        env: ToolEnv,
-        max_workers: usize,
-        max_calls_per_worker: usize,
-    ) -> Self {
+    pub fn new(spawn: WorkerSpawn, env: ToolEnv, limits: Limits) -> Self {
+        let max_workers = limits.max_workers.max(1);
         NodePool {
             spawn,
             env,
-            max_workers: max_workers.max(1),
-            max_calls_per_worker: max_calls_per_worker.max(1),
+            max_workers,
+            per_user: limits.per_user.clamp(1, max_workers),
+            max_calls_per_worker: limits.max_calls_per_worker.max(1),
             state: Mutex::new(State::default()),
             changed: Notify::new(),
         }
@@ -59,24 +109,48 @@ impl NodePool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A live worker for `space`, started if needed, with one call reserved on it.
+    /// A live worker for `key` (running in `space`), started if needed, with one call
+    /// reserved on it. Waiting for room ends after `patience`, or when `cancel` fires.
     pub async fn acquire(
         &self,
         space: &UserSpace,
-        network: bool,
+        key: WorkerKey,
+        patience: Duration,
+        mut cancel: watch::Receiver<bool>,
     ) -> Result<Arc<Worker>, RuntimeError> {
+        let give_up = crate::runtime::after(patience);
         loop {
             // Created before looking, so a change made meanwhile is not missed.
             let changed = self.changed.notified();
-            match self.next(space, network) {
+            match self.next(&key) {
                 Next::Use(w) => return Ok(w),
-                Next::Wait => changed.await,
+                Next::Wait(why) => {
+                    tokio::select! {
+                        () = changed => {}
+                        () = tokio::time::sleep_until(give_up) => {
+                            let secs = patience.as_secs_f64();
+                            let secs = if secs.fract() == 0.0 {
+                                format!("{secs}")
+                            } else {
+                                format!("{secs:.1}")
+                            };
+                            return Err(RuntimeError::WorkerStart(format!(
+                                "timed out after {secs} s waiting for a Node.js worker: {why}"
+                            )));
+                        }
+                        Ok(()) = cancel.changed() => {
+                            return Err(RuntimeError::WorkerStart(format!(
+                                "cancelled while waiting for a Node.js worker ({why})"
+                            )));
+                        }
+                    }
+                }
                 Next::Start => {
                     let slot = Starting {
                         pool: self,
-                        key: (space.user.clone(), network),
+                        key: key.clone(),
                     };
-                    let started = Worker::spawn(&self.spawn, space, &self.env, network).await;
+                    let started = Worker::spawn(&self.spawn, space, &self.env, key).await;
                     let mut st = self.state();
                     if let Ok(w) = &started {
                         w.reserve();
@@ -90,13 +164,13 @@ impl NodePool {
         }
     }
 
-    fn next(&self, space: &UserSpace, network: bool) -> Next {
+    fn next(&self, key: &WorkerKey) -> Next {
         let mut st = self.state();
         st.workers.retain(|w| w.is_alive());
         let mine = st
             .workers
             .iter()
-            .filter(|w| w.user == space.user && w.network == network)
+            .filter(|w| w.key == *key)
             .min_by_key(|w| w.in_flight())
             .cloned();
         if let Some(w) = &mine
@@ -105,28 +179,40 @@ impl NodePool {
             w.reserve();
             return Next::Use(Arc::clone(w));
         }
-        let key = (space.user.clone(), network);
-        if st.starting.contains(&key) {
-            return Next::Wait;
+        if st.starting.contains(key) {
+            return Next::Wait("its worker is still starting".into());
         }
-        if st.workers.len() + st.starting.len() >= self.max_workers {
-            // Make room by retiring an idle worker (another user's, or ours).
-            if let Some(i) = st.workers.iter().position(|w| w.in_flight() == 0) {
-                let idle = st.workers.remove(i);
-                idle.kill("retired to make room in the worker pool");
+        let user = key.user.as_str();
+        if st.held_by(user) >= self.per_user {
+            st.retire_one(
+                |w| w.key.user == user,
+                "retired to make room for another of its user's tools",
+            );
+        }
+        let at_share = st.held_by(user) >= self.per_user;
+        if !at_share {
+            if st.total() >= self.max_workers {
+                st.retire_one(|_| true, "retired to make room in the worker pool");
+            }
+            if st.total() < self.max_workers {
+                st.starting.push(key.clone());
+                return Next::Start;
             }
         }
-        if st.workers.len() + st.starting.len() < self.max_workers {
-            st.starting.push(key);
-            return Next::Start;
-        }
-        // Full of busy workers: share ours beyond the soft limit, or wait for a slot.
+        // No room: share ours beyond the soft limit, or wait for room.
         match mine {
             Some(w) => {
                 w.reserve();
                 Next::Use(w)
             }
-            None => Next::Wait,
+            None if at_share => Next::Wait(format!(
+                "all {} of this user's workers are busy (max_workers_per_user)",
+                self.per_user
+            )),
+            None => Next::Wait(format!(
+                "all {} workers are busy (max_workers)",
+                self.max_workers
+            )),
         }
     }
 
@@ -134,20 +220,37 @@ impl NodePool {
         self.changed.notify_waiters();
     }
 
-    /// Retires workers idle for longer than `after`.
+    /// Retires workers idle for longer than `after`, and forgets dead ones.
     pub fn retire_idle(&self, after: Duration) {
-        self.state().workers.retain(|w| {
+        let mut st = self.state();
+        let before = st.workers.len();
+        st.workers.retain(|w| {
             let retire = w.is_alive() && w.in_flight() == 0 && w.idle_for() >= after;
             if retire {
                 w.kill("idle");
             }
             w.is_alive()
         });
+        let freed = st.workers.len() < before;
+        drop(st);
+        if freed {
+            self.changed.notify_waiters();
+        }
     }
 
     /// Number of live workers (for tests and status).
     pub fn len(&self) -> usize {
         self.state().workers.iter().filter(|w| w.is_alive()).count()
+    }
+
+    /// Process groups of the live workers (for measurements).
+    pub fn process_groups(&self) -> Vec<i32> {
+        self.state()
+            .workers
+            .iter()
+            .filter(|w| w.is_alive())
+            .map(|w| w.pid)
+            .collect()
     }
 
     pub fn shutdown(&self) {
@@ -160,7 +263,7 @@ impl NodePool {
 /// A pool slot held by a starting worker; released (and waiters woken) however the start ends.
 struct Starting<'a> {
     pool: &'a NodePool,
-    key: (String, bool),
+    key: WorkerKey,
 }
 
 impl Drop for Starting<'_> {

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::frame::{self, ReadError};
 use super::outbox::Outbox;
+use super::pool::WorkerKey;
 use crate::RuntimeError;
 use crate::config::ToolEnv;
 use crate::config::UserSpace;
@@ -128,9 +129,8 @@ fn last_line(text: &str) -> Option<&str> {
 }
 
 pub(crate) struct Worker {
-    pub user: String,
-    /// Whether this worker's sandbox has the network (only such tools run in it).
-    pub network: bool,
+    /// What it serves: calls for anything else never reach it.
+    pub key: WorkerKey,
     /// Host paths as the sandboxed worker sees them.
     view: Option<crate::sandbox::View>,
     pub pid: i32,
@@ -153,8 +153,9 @@ impl Worker {
         spawn: &WorkerSpawn,
         space: &UserSpace,
         env: &ToolEnv,
-        network: bool,
+        key: WorkerKey,
     ) -> Result<Arc<Worker>, RuntimeError> {
+        let network = key.network;
         std::fs::create_dir_all(&space.home).map_err(|e| RuntimeError::io(&space.home, e))?;
         let n = SOCKET_COUNTER.fetch_add(1, Ordering::Relaxed);
         // A directory per worker, so a sandbox sees its own socket and nothing else.
@@ -247,8 +248,7 @@ impl Worker {
 
         starting.0 = None;
         let worker = Arc::new(Worker {
-            user: space.user.clone(),
-            network,
+            key,
             view,
             pid,
             to_worker: Outbox::new(writer),
@@ -413,7 +413,7 @@ impl Worker {
 
     /// Kills the worker's whole process group; its in-flight calls end with `why`.
     pub fn kill(&self, why: &str) {
-        tracing::debug!(pid = self.pid, user = %self.user, "{why}: killing the Node.js worker");
+        tracing::debug!(pid = self.pid, user = %self.key.user, tool = ?self.key.tool, "{why}: killing the Node.js worker");
         self.alive.store(false, Ordering::Release);
         signal_group(self.pid, rustix::process::Signal::KILL);
     }
@@ -465,7 +465,7 @@ impl Worker {
             .map(|mut c| c.drain().collect())
             .unwrap_or_default();
         if !calls.is_empty() {
-            tracing::warn!(pid = self.pid, user = %self.user, calls = calls.len(), "{reason}");
+            tracing::warn!(pid = self.pid, user = %self.key.user, tool = ?self.key.tool, calls = calls.len(), "{reason}");
         }
         self.in_flight
             .fetch_sub(calls.len().min(self.in_flight()), Ordering::AcqRel);

@@ -68,6 +68,11 @@ impl Cgroups {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = format!("s{n}");
         if self.memory == self.pids {
+            // Another runtime of this process that ended may have removed the parent.
+            if !self.memory.is_dir() {
+                mkdir(&self.memory)?;
+                enable(&self.memory, &["memory", "pids"])?;
+            }
             let dir = self.memory.join(&name);
             mkdir(&dir)?;
             let lease = Lease {
@@ -79,6 +84,8 @@ impl Cgroups {
             Ok(lease)
         } else {
             let (m, p) = (self.memory.join(&name), self.pids.join(&name));
+            mkdir(&self.memory)?;
+            mkdir(&self.pids)?;
             mkdir(&m)?;
             let mut lease = Lease {
                 dirs: vec![m.clone()],

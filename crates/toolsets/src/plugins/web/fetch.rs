@@ -94,7 +94,10 @@ impl Fetcher {
         let mut at = url.clone();
         let mut hops = 0;
         // One deadline for the fetch, redirects included: each hop gets what is left.
-        let deadline = Instant::now() + self.settings.timeout;
+        let now = Instant::now();
+        let deadline = now
+            .checked_add(self.settings.timeout)
+            .unwrap_or(now + Duration::from_secs(365 * 24 * 3600));
         let response = loop {
             self.admit(&at).await.map_err(|e| match e {
                 ToolError::Refused(why) if hops > 0 => {
