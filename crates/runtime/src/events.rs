@@ -58,10 +58,7 @@ pub(crate) fn channel() -> (EventSender, EventReceiver) {
         }),
         ready: Notify::new(),
     });
-    (
-        EventSender(Arc::clone(&shared)),
-        EventReceiver(shared),
-    )
+    (EventSender(Arc::clone(&shared)), EventReceiver(shared))
 }
 
 pub(crate) struct EventSender(Arc<Shared>);
@@ -227,7 +224,10 @@ mod tests {
         assert!(got.len() <= MAX_PROGRESS + MAX_LOGS + 2, "{}", got.len());
         assert_eq!(last, sent, "the last update arrives");
         assert_eq!(stood_for, sent, "every update sent is accounted for");
-        assert!(got.iter().any(|t| t.contains("9744 lines of the tool's log were dropped")));
+        assert!(
+            got.iter()
+                .any(|t| t.contains("9744 lines of the tool's log were dropped"))
+        );
         assert_eq!(got.last().unwrap(), "result");
     }
 

@@ -12,6 +12,7 @@ mod code;
 mod config;
 mod email_db;
 mod error;
+mod events;
 mod home;
 mod launch;
 mod lines;

@@ -31,7 +31,7 @@ pub trait NativeTool: Send + Sync + 'static {
 pub struct NativeContext {
     pub tool_call_id: String,
     pub(crate) cancelled: watch::Receiver<bool>,
-    pub(crate) progress: tokio::sync::mpsc::UnboundedSender<crate::node::WorkerEvent>,
+    pub(crate) progress: crate::events::EventSender,
 }
 
 impl NativeContext {

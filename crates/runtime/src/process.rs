@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::sync::mpsc;
 
 use crate::RuntimeError;
 use crate::config::{ToolEnv, UserSpace};
+use crate::events::{EventReceiver, EventSender};
 use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
 use crate::node::{Control, WorkerEvent};
@@ -62,9 +62,7 @@ pub(crate) struct ProcessCall<'a> {
     pub max_text: usize,
 }
 
-pub(crate) async fn spawn(
-    call: ProcessCall<'_>,
-) -> Result<(Control, mpsc::UnboundedReceiver<WorkerEvent>), RuntimeError> {
+pub(crate) async fn spawn(call: ProcessCall<'_>) -> Result<(Control, EventReceiver), RuntimeError> {
     let mut extra_env = param_env(call.params);
     extra_env.push(("TOOL_CALL_ID".into(), call.tool_call_id.to_string()));
     let Started {
@@ -89,7 +87,7 @@ pub(crate) async fn spawn(
             extra: Vec::new(),
         })
         .await?;
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = crate::events::channel();
     let input = serde_json::to_vec(call.params).unwrap_or_default();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let max_text = call.max_text;
@@ -223,10 +221,7 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec
 
 /// Turns stderr into progress and log events; returns the last lines that were not
 /// progress (the error message of a failing tool that printed nothing to stdout).
-async fn read_stderr(
-    stream: Option<impl AsyncRead + Unpin>,
-    tx: mpsc::UnboundedSender<WorkerEvent>,
-) -> String {
+async fn read_stderr(stream: Option<impl AsyncRead + Unpin>, tx: EventSender) -> String {
     const TAIL: usize = 2048;
     let Some(stream) = stream else {
         return String::new();

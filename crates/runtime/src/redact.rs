@@ -68,6 +68,59 @@ impl Secrets {
     }
 }
 
+/// The secrets a long-lived tool process (a warm worker) has been given: those of its calls
+/// in flight and those of its last [`SeenSecrets::REMEMBERED`] ended calls. The process
+/// keeps what it was given and may print it at any time, with no call to tie the line to
+/// (a timer that crashes after its call ended, a detached child's output), so every such
+/// line is redacted with all of them, even after the worker itself is gone.
+#[derive(Debug, Default)]
+pub(crate) struct SeenSecrets {
+    inner: std::sync::Mutex<Seen>,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    in_flight: std::collections::HashMap<u64, Secrets>,
+    ended: std::collections::VecDeque<Secrets>,
+}
+
+impl SeenSecrets {
+    const REMEMBERED: usize = 256;
+
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn call_started(&self, id: u64, secrets: &Secrets) {
+        if !secrets.is_empty() {
+            self.seen().in_flight.insert(id, secrets.clone());
+        }
+    }
+
+    pub fn call_ended(&self, id: u64) {
+        let mut seen = self.seen();
+        if let Some(secrets) = seen.in_flight.remove(&id) {
+            if seen.ended.len() >= Self::REMEMBERED {
+                seen.ended.pop_front();
+            }
+            seen.ended.push_back(secrets);
+        }
+    }
+
+    /// `text` with every secret this process was ever given (of the remembered calls)
+    /// replaced.
+    pub fn clean(&self, text: &str) -> String {
+        let seen = self.seen();
+        let mut out = text.to_string();
+        for s in seen.in_flight.values().chain(seen.ended.iter()) {
+            if let Some(clean) = s.redact(&out) {
+                out = clean;
+            }
+        }
+        out
+    }
+}
+
 /// `secret` and the escaped forms it takes inside JSON text and `Debug` output.
 fn spellings(secret: &str) -> Vec<String> {
     let json_escaped = |s: &str| {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 use toolhost_spec::Language;
 
@@ -15,6 +15,7 @@ use crate::RuntimeError;
 use crate::call::{Call, Progress, ProgressQueue};
 use crate::config::WorkerScope;
 use crate::config::{RuntimeConfig, ToolEnv, UserSpace};
+use crate::events::EventReceiver;
 use crate::launch::Launcher;
 use crate::native::{NativeContext, NativeTool};
 use crate::node::{Control, Limits, NodePool, WorkerEvent, WorkerKey, WorkerSpawn};
@@ -339,10 +340,7 @@ async fn run(
     // abandons them, and their threads stop at their next check. Waiting for a worker
     // also knows them, to say what it was waiting for.
     let deadline = after(deadline_after);
-    let waiting = Waiting {
-        patience: deadline_after,
-        cancel: cancel.clone(),
-    };
+    let waiting_for = Mutex::new(None);
     let starting = start(
         inner,
         &req,
@@ -351,7 +349,7 @@ async fn run(
         &secrets,
         cap,
         cancelled_rx,
-        waiting,
+        &waiting_for,
     );
     let started = tokio::select! {
         started = starting => Ok(started),
@@ -362,8 +360,12 @@ async fn run(
         Ok(Ok(started)) => started,
         Ok(Err(e)) => return ToolResult::error(secrets.clean(&e.to_string())),
         Err(stop) => {
-            tracing::info!(tool = %name, call = call_id, "stopped before the tool started: {}", stop.message());
-            return ToolResult::error(stop.message());
+            let mut message = stop.message();
+            if let Some(why) = waiting_for.lock().ok().and_then(|w| w.clone()) {
+                message.push_str(&format!(" waiting for a Node.js worker: {why}"));
+            }
+            tracing::info!(tool = %name, call = call_id, "stopped before the tool started: {message}");
+            return ToolResult::error(message);
         }
     };
     let (control, events) = started;
@@ -382,27 +384,28 @@ async fn run(
     let far = after(Duration::from_secs(365 * 24 * 3600));
     let mut result = loop {
         tokio::select! {
-            event = flight.events.recv() => match event {
-                Some(WorkerEvent::Progress(content)) => {
+            event = flight.events.recv() => match event.map(|r| (r.event, r.stands_for)) {
+                Some((WorkerEvent::Progress(content), stands_for)) => {
                     idle_deadline = after(idle_after);
                     if stop.is_none() {
-                        seq += 1;
+                        // Updates coalesced on the way still count: a caller sees a gap.
+                        seq += stands_for;
                         let mut content = Value::Array(content);
                         secrets.redact_json(&mut content);
                         let content = match content { Value::Array(c) => c, _ => Vec::new() };
                         progress.push(Progress { seq, content });
                     }
                 }
-                Some(WorkerEvent::Log { level, text }) => {
+                Some((WorkerEvent::Log { level, text }, _)) => {
                     tracing::info!(target: "toolhost::tool", tool = %name, call = call_id, level = %level, "{}", secrets.clean(&text));
                 }
-                Some(WorkerEvent::Result { value, truncated_from }) => {
+                Some((WorkerEvent::Result { value, truncated_from }, _)) => {
                     break match stop {
                         Some(s) => ToolResult::error(s.message()),
                         None => normalise(value, truncated_from, cap),
                     };
                 }
-                Some(WorkerEvent::Error { kind, message, stack }) => {
+                Some((WorkerEvent::Error { kind, message, stack }, _)) => {
                     if kind == "load"
                         && let ToolRef::Folder(t) = &req.tool
                     {
@@ -417,7 +420,7 @@ async fn run(
                         None => ToolResult::error(error_text(&kind, &message)),
                     };
                 }
-                Some(WorkerEvent::Died(reason)) => {
+                Some((WorkerEvent::Died(reason), _)) => {
                     break match stop {
                         Some(s) => ToolResult::error(s.message()),
                         None => ToolResult::error(format!("the tool failed: {reason}")),
@@ -455,7 +458,7 @@ async fn run(
 /// tool is cancelled, and killed if it does not settle within the grace period.
 struct InFlight {
     control: Control,
-    events: mpsc::UnboundedReceiver<WorkerEvent>,
+    events: EventReceiver,
     grace: Duration,
     shared: Arc<Inner>,
     settled: bool,
@@ -482,12 +485,15 @@ impl Drop for InFlight {
         };
         self.control.cancel();
         let control = std::mem::replace(&mut self.control, Control::Settled);
-        let mut events = std::mem::replace(&mut self.events, mpsc::unbounded_channel().1);
+        let mut events = std::mem::replace(&mut self.events, crate::events::channel().1);
         let (grace, shared) = (self.grace, Arc::clone(&self.shared));
         let cleanup = async move {
             let settled = tokio::time::timeout(grace, async {
-                while let Some(event) = events.recv().await {
-                    if !matches!(event, WorkerEvent::Progress(_) | WorkerEvent::Log { .. }) {
+                while let Some(received) = events.recv().await {
+                    if !matches!(
+                        received.event,
+                        WorkerEvent::Progress(_) | WorkerEvent::Log { .. }
+                    ) {
                         return true;
                     }
                 }
@@ -536,14 +542,9 @@ fn validator_for(
     Ok(v)
 }
 
-type Started = (Control, mpsc::UnboundedReceiver<WorkerEvent>);
+type Started = (Control, EventReceiver);
 
 /// How long a call may wait for a Node.js worker, and its caller's cancellation.
-struct Waiting {
-    patience: Duration,
-    cancel: watch::Receiver<bool>,
-}
-
 #[allow(clippy::too_many_arguments)]
 async fn start(
     inner: &Inner,
@@ -553,7 +554,7 @@ async fn start(
     secrets: &Secrets,
     cap: usize,
     cancelled: watch::Receiver<bool>,
-    waiting: Waiting,
+    waiting_for: &Mutex<Option<String>>,
 ) -> Result<Started, RuntimeError> {
     let tool = match &req.tool {
         ToolRef::Native(tool) => {
@@ -586,10 +587,7 @@ async fn start(
                 },
                 network: network_for(inner, tool),
             };
-            let worker = inner
-                .pool
-                .acquire(&req.user, key, waiting.patience, waiting.cancel)
-                .await?;
+            let worker = inner.pool.acquire(&req.user, key, waiting_for).await?;
             Ok(worker.start_call(&tool.entry.path, &version, call_id, args, secrets, cap))
         }
         Language::Python | Language::Bash => {
@@ -663,7 +661,7 @@ fn start_native(
     call_id: &str,
     cancelled: watch::Receiver<bool>,
 ) -> Started {
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = crate::events::channel();
     let ctx = NativeContext {
         tool_call_id: call_id.to_string(),
         cancelled,

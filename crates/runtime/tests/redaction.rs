@@ -219,7 +219,6 @@ async fn values_shorter_than_four_bytes_are_not_redacted() {
 /// behind throws with the secret. The warm worker dies of it, and its last words go to the
 /// logs, where the secret must not be.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "review row 56: a tool's timer that crashes after its call has ended logs the sensitive value in clear (the worker's stderr is no longer redacted with that call's secrets)"]
 async fn a_timer_crashing_after_the_result_does_not_log_the_secret() {
     let capture = logs();
     let e = common::env();

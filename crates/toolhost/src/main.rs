@@ -68,6 +68,10 @@ fn main() -> ExitCode {
     if let Some(code) = toolhost_runtime::sandbox::helper_main() {
         return code;
     }
+    // Descriptors our own parent left open are not for the tools we start.
+    if let Err(why) = toolhost_runtime::sandbox::keep_inherited_descriptors() {
+        eprintln!("warning: {why}");
+    }
     let cli = Cli::parse();
     if let Err(e) = init_logging(cli.log_file.as_deref()) {
         eprintln!("error: {e:#}");

@@ -843,12 +843,10 @@ echo end"],
     }
 }
 
-/// Review row 73's note, a hardening not yet done: the sandbox helper keeps what the host
-/// process inherited. Tools cannot reach those descriptors (see above), but the helper's
-/// first stage (the network supervisor, outside the tool's namespaces) and PID 1 should
-/// close them before anything of the tool runs.
+/// Review row 73's note: descriptors the host process inherited (a host file, a host
+/// folder) are held by no process of the sandbox: not the helper's first stage (the
+/// network supervisor, outside the tool's namespaces), not PID 1, not the tool.
 #[test]
-#[ignore = "review row 73 (note): the sandbox helper's first stage and PID 1 keep descriptors toolhost inherited (a host file, a host folder)"]
 fn no_sandbox_process_holds_a_descriptor_the_host_inherited() {
     let h = strict();
     let secret = h.dir.path().join("fd-secret.txt");

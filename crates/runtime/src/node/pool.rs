@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 
 use super::worker::{Worker, WorkerSpawn};
 use crate::RuntimeError;
@@ -110,40 +110,25 @@ impl NodePool {
     }
 
     /// A live worker for `key` (running in `space`), started if needed, with one call
-    /// reserved on it. Waiting for room ends after `patience`, or when `cancel` fires.
+    /// reserved on it. While it waits for room, `waiting_for` says why (the caller's
+    /// deadline and cancellation end the wait, and name it).
     pub async fn acquire(
         &self,
         space: &UserSpace,
         key: WorkerKey,
-        patience: Duration,
-        mut cancel: watch::Receiver<bool>,
+        waiting_for: &Mutex<Option<String>>,
     ) -> Result<Arc<Worker>, RuntimeError> {
-        let give_up = crate::runtime::after(patience);
         loop {
             // Created before looking, so a change made meanwhile is not missed.
             let changed = self.changed.notified();
             match self.next(&key) {
-                Next::Use(w) => return Ok(w),
+                Next::Use(w) => {
+                    set(waiting_for, None);
+                    return Ok(w);
+                }
                 Next::Wait(why) => {
-                    tokio::select! {
-                        () = changed => {}
-                        () = tokio::time::sleep_until(give_up) => {
-                            let secs = patience.as_secs_f64();
-                            let secs = if secs.fract() == 0.0 {
-                                format!("{secs}")
-                            } else {
-                                format!("{secs:.1}")
-                            };
-                            return Err(RuntimeError::WorkerStart(format!(
-                                "timed out after {secs} s waiting for a Node.js worker: {why}"
-                            )));
-                        }
-                        Ok(()) = cancel.changed() => {
-                            return Err(RuntimeError::WorkerStart(format!(
-                                "cancelled while waiting for a Node.js worker ({why})"
-                            )));
-                        }
-                    }
+                    set(waiting_for, Some(why));
+                    changed.await;
                 }
                 Next::Start => {
                     let slot = Starting {
@@ -258,6 +243,10 @@ impl NodePool {
             w.kill("shutting down");
         }
     }
+}
+
+fn set(cell: &Mutex<Option<String>>, value: Option<String>) {
+    *cell.lock().unwrap_or_else(|e| e.into_inner()) = value;
 }
 
 /// A pool slot held by a starting worker; released (and waiters woken) however the start ends.

@@ -3,13 +3,12 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::AsyncRead;
 use tokio::net::UnixListener;
-use tokio::sync::mpsc;
 
 use super::frame::{self, ReadError};
 use super::outbox::Outbox;
@@ -17,9 +16,10 @@ use super::pool::WorkerKey;
 use crate::RuntimeError;
 use crate::config::ToolEnv;
 use crate::config::UserSpace;
+use crate::events::{EventReceiver, EventSender};
 use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
-use crate::redact::Secrets;
+use crate::redact::{Secrets, SeenSecrets};
 use crate::sandbox::LaunchArg as Arg;
 
 /// What a running call reports, from a Node worker or a per-call process alike.
@@ -135,8 +135,9 @@ pub(crate) struct Worker {
     view: Option<crate::sandbox::View>,
     pub pid: i32,
     to_worker: Outbox,
-    calls: Mutex<HashMap<u64, mpsc::UnboundedSender<WorkerEvent>>>,
-    secrets: Mutex<HashMap<u64, Secrets>>,
+    calls: Mutex<HashMap<u64, EventSender>>,
+    /// What its calls were given, to redact output that no call can be tied to.
+    secrets: Arc<SeenSecrets>,
     next_id: AtomicU64,
     alive: AtomicBool,
     in_flight: AtomicUsize,
@@ -253,20 +254,21 @@ impl Worker {
             pid,
             to_worker: Outbox::new(writer),
             calls: Mutex::new(HashMap::new()),
-            secrets: Mutex::new(HashMap::new()),
+            secrets: Arc::default(),
             next_id: AtomicU64::new(1),
             alive: AtomicBool::new(true),
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             refill: Mutex::new(refill),
         });
-        // Output that bypasses the harness (a child process with inherited stdio) cannot
-        // be tied to a call, so it is redacted with the secrets of every call in flight.
+        // Output that bypasses the harness (a child process with inherited stdio, a crash
+        // after the call ended) cannot be tied to a call, so it is redacted with the
+        // secrets of every call the worker was given; it may come after the worker is gone.
         if let Some(out) = child.stdout.take() {
-            tokio::spawn(log_lines(out, pid, "stdout", Arc::downgrade(&worker)));
+            tokio::spawn(log_lines(out, pid, "stdout", Arc::clone(&worker.secrets)));
         }
         if let Some(err) = child.stderr.take() {
-            tokio::spawn(log_lines(err, pid, "stderr", Arc::downgrade(&worker)));
+            tokio::spawn(log_lines(err, pid, "stderr", Arc::clone(&worker.secrets)));
         }
         let w = Arc::clone(&worker);
         let max_frame = spawn.max_frame;
@@ -345,14 +347,10 @@ impl Worker {
         params: &Value,
         secrets: &Secrets,
         max_text: usize,
-    ) -> (Control, mpsc::UnboundedReceiver<WorkerEvent>) {
+    ) -> (Control, EventReceiver) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        if !secrets.is_empty()
-            && let Ok(mut s) = self.secrets.lock()
-        {
-            s.insert(id, secrets.clone());
-        }
-        let (tx, rx) = mpsc::unbounded_channel();
+        self.secrets.call_started(id, secrets);
+        let (tx, rx) = crate::events::channel();
         self.touch();
         if let Ok(mut calls) = self.calls.lock() {
             calls.insert(id, tx.clone());
@@ -381,9 +379,7 @@ impl Worker {
     }
 
     pub fn finish(&self, id: u64) {
-        if let Ok(mut s) = self.secrets.lock() {
-            s.remove(&id);
-        }
+        self.secrets.call_ended(id);
         let removed = self
             .calls
             .lock()
@@ -421,7 +417,10 @@ impl Worker {
     fn dispatch(&self, message: Value) {
         let Some(id) = message.get("id").and_then(Value::as_u64) else {
             if message["type"] == "log" {
-                tracing::info!(target: "toolhost::tool", pid = self.pid, "{}", message["text"].as_str().unwrap_or_default());
+                let text = self
+                    .secrets
+                    .clean(message["text"].as_str().unwrap_or_default());
+                tracing::info!(target: "toolhost::tool", pid = self.pid, "{text}");
             }
             return;
         };
@@ -501,16 +500,10 @@ pub(crate) async fn log_lines(
     stream: impl AsyncRead + Unpin,
     pid: i32,
     which: &'static str,
-    worker: Weak<Worker>,
+    secrets: Arc<SeenSecrets>,
 ) {
-    for_each_line(stream, 8192, |mut text, dropped| {
-        if let Some(w) = worker.upgrade()
-            && let Ok(secrets) = w.secrets.lock()
-        {
-            for s in secrets.values() {
-                text = s.clean(&text);
-            }
-        }
+    for_each_line(stream, 8192, |text, dropped| {
+        let text = secrets.clean(&text);
         if dropped > 0 {
             tracing::info!(target: "toolhost::tool", pid, stream = which, "{text}… ({dropped} more bytes)");
         } else {

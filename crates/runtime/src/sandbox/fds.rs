@@ -26,6 +26,20 @@ pub(super) fn cloexec_from_3() -> Result<(), String> {
     }
 }
 
+/// Closes every descriptor from 3 up: the helper needs none it inherited (its spec comes
+/// on stdin), and whatever the host's own parent left open (a file, a directory) must not
+/// sit in a process beside the tool.
+pub(super) fn close_from_3() -> Result<(), String> {
+    // SAFETY: called first thing in the helper, before anything of this process opened a
+    // descriptor, so nothing Rust owns is closed under it. Arguments are plain integers.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!("close_range: {}", std::io::Error::last_os_error()))
+    }
+}
+
 pub(super) enum Forked {
     Child,
     Parent(rustix::process::Pid),

@@ -49,6 +49,13 @@ pub(crate) use spec::Mount;
 /// The hidden argument that probes the machine in a fresh, single-threaded process.
 pub const PROBE_MODE: &str = "__sandbox-probe";
 
+/// Marks every descriptor this process inherited above stderr close-on-exec, so that no
+/// process it starts (a tool, sandboxed or not, or an MCP server) inherits what the host's
+/// own parent left open. Call it early in `main`, after [`helper_main`].
+pub fn keep_inherited_descriptors() -> Result<(), String> {
+    fds::cloexec_from_3()
+}
+
 /// Runs the helper mode named by the process's first argument, if any. A binary that
 /// hosts the runtime calls this first thing in `main`, before any thread starts:
 ///
@@ -63,6 +70,12 @@ pub const PROBE_MODE: &str = "__sandbox-probe";
 /// ```
 pub fn helper_main() -> Option<ExitCode> {
     let mode = std::env::args_os().nth(1)?;
+    if matches!(mode.to_str(), Some(PROBE_MODE | spec::EXEC_MODE))
+        && let Err(why) = fds::close_from_3()
+    {
+        eprintln!("toolhost sandbox: cannot close inherited descriptors: {why}");
+        return Some(ExitCode::from(spec::SETUP_FAILED as u8));
+    }
     let run = match mode.to_str()? {
         PROBE_MODE => {
             return Some(match serde_json::to_string(&probe_here()) {
