@@ -9,7 +9,10 @@ use toolhost_spec::{Code, Severity, parse_tool_md};
 const E: Severity = Severity::Error;
 const W: Severity = Severity::Warning;
 
-fn findings(src: &str) -> Vec<(Code, Severity, u32)> {
+/// `(code, severity, line)` of one finding.
+type Finding = (Code, Severity, u32);
+
+fn findings(src: &str) -> Vec<Finding> {
     let p = parse_tool_md(Path::new("TOOL.md"), src.as_bytes());
     let mut out: Vec<_> = p
         .diagnostics
@@ -45,7 +48,7 @@ fn a_billion_laughs_stops_at_the_node_limit() {
 /// Row 63: odd YAML gets the finding of the rule it breaks, at its line.
 #[test]
 fn yaml_oddities_get_clear_findings() {
-    let cases: Vec<(&str, String, Vec<(Code, Severity, u32)>)> = vec![
+    let cases: Vec<(&str, String, Vec<Finding>)> = vec![
         (
             "a raw NUL byte",
             md("name: t\ndescription: a\u{0}b\nversion: 1\n"),
