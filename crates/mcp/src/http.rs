@@ -2,21 +2,18 @@
 //! authentication, with `Host`/`Origin` validation, a body cap, and sessions bound to their
 //! users (`sessions.rs`).
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http_body::Frame;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
+use crate::holding_body::HoldingBody;
 use crate::sessions::{Endpoint, OwnedSessions, SessionBook, SessionLimits, bind_sessions};
 use crate::tokens::Tokens;
 
@@ -129,36 +126,5 @@ async fn watch_stream(mut req: Request, next: Next) -> Response {
     req.extensions_mut().insert(StreamClosed(closed.clone()));
     let res = next.run(req).await;
     let (parts, body) = res.into_parts();
-    Response::from_parts(
-        parts,
-        Body::new(Guarded {
-            inner: body,
-            _guard: closed.drop_guard(),
-        }),
-    )
-}
-
-struct Guarded {
-    inner: Body,
-    _guard: DropGuard,
-}
-
-impl http_body::Body for Guarded {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
+    Response::from_parts(parts, HoldingBody::wrap(body, closed.drop_guard()))
 }

@@ -20,6 +20,7 @@
 mod agent_source;
 mod catalog_source;
 pub mod connections;
+mod holding_body;
 pub mod http;
 mod server;
 mod sessions;

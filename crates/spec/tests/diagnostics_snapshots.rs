@@ -45,30 +45,23 @@ snapshot!(
 #[test]
 fn seed_examples_are_clean() {
     let examples = common::seed_example_tools();
-    assert!(
-        examples.len() >= 2,
-        "expected the seed's hello and my_db examples, found {}",
-        examples.len()
+    let names: Vec<_> = examples
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str().map(String::from))
+        .collect();
+    assert_eq!(
+        names,
+        ["hello", "my_db"],
+        "the seed's two complete examples"
     );
-    let dir = tempfile_dir();
-    for (i, (tool_md, index_ts)) in examples.iter().enumerate() {
-        let folder = dir.join(format!("example{i}"));
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::write(folder.join("TOOL.md"), tool_md).unwrap();
-        std::fs::write(folder.join("index.ts"), index_ts).unwrap();
-        let report = load_folder(&folder, LoadOptions { lint: true });
+    for folder in &examples {
+        let report = load_folder(folder, LoadOptions { lint: true });
         assert!(
             report.diagnostics.is_empty(),
-            "seed example {i}: {:#?}",
+            "seed example {}: {:#?}",
+            folder.display(),
             report.diagnostics
         );
         assert!(report.tool().is_some());
     }
-    std::fs::remove_dir_all(dir).unwrap();
-}
-
-fn tempfile_dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolhost-spec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }

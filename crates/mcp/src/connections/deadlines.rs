@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use http_body::Frame;
 use hyper::body::Incoming;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -214,32 +214,6 @@ impl http_body::Body for RequestBody {
 impl Drop for RequestBody {
     fn drop(&mut self) {
         self.done();
-    }
-}
-
-/// A response body; the request it answers is over when it is dropped.
-pub(super) struct ResponseBody {
-    pub(super) inner: Body,
-    pub(super) _in_request: InRequest,
-}
-
-impl http_body::Body for ResponseBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
     }
 }
 

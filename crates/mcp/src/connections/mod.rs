@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::throttle::Throttle;
 use caps::{Admitted, Registry};
-use deadlines::{InRequest, RequestBody, ResponseBody, Watch, Watched};
+use deadlines::{InRequest, RequestBody, Watch, Watched};
 
 /// How `serve` bounds connections. Every value must be above zero.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,10 +259,8 @@ impl hyper::service::Service<Request<Incoming>> for Counted {
                 Err(never) => match never {},
             };
             Ok(res.map(|body| {
-                Body::new(ResponseBody {
-                    inner: body,
-                    _in_request: in_request,
-                })
+                // The request is over once its response body is dropped.
+                crate::holding_body::HoldingBody::wrap(body, in_request)
             }))
         })
     }
