@@ -47,10 +47,13 @@ impl Code {
         // The reader (as the tool's user) hands sources one by one to the transpiler (as
         // the host), so at most a few files are in memory at once.
         let (tx, rx) = std::sync::mpsc::sync_channel(2);
-        let (folder, flag) = (dir.to_path_buf(), stop.flag());
+        let flag = stop.flag();
         let reader = launcher.tool_user(user)?;
+        // The folder itself is opened as the host, as the sandbox mounts it: the tool's
+        // uid need not be able to reach it through the host's directories (a root under
+        // /root, a 0700 temporary directory), only to read what lies beneath it.
+        let folder = ToolFolder::open(dir).map_err(RuntimeError::Transpile)?;
         let read = tool_user::run_as("toolhost-read", reader, move || {
-            let folder = ToolFolder::open(&folder)?;
             let modules = folder.modules(&flag)?;
             read_sources(&folder, &modules, &flag, |source| tx.send(source).is_ok())?;
             Ok(modules)

@@ -284,6 +284,25 @@ fn code_only_root_may_read_stays_out_of_the_cache() {
     );
 }
 
+// F1's fix must not ask more of the host's directories than the sandbox does: the sandbox
+// mounts a tool root as the host, so a root inside a directory the tool's uid cannot
+// enter (a 0700 temporary directory, /root) works, and the host's reads of the code must
+// too. Only what lies inside the tool folder is read as the tool's user.
+#[test]
+fn a_tool_root_behind_a_private_directory_still_runs() {
+    let site = Site::new();
+    let private = site.dir.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let root = private.join("tools");
+    ts_tool(&root, "behind", "'ran behind a private directory'");
+    let root = root.display().to_string();
+    assert_eq!(
+        site.allowed(&["behind", "--tools-dir", &root]),
+        "ran behind a private directory\n"
+    );
+}
+
 // F2: user b's transpiled code (and what it hard-codes) used to be readable by every other
 // user's tools through the shared cache. Each user now sees only their own.
 #[test]
