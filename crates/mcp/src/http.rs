@@ -11,20 +11,21 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
+use toolhost_host::store::TokenStore;
+use toolhost_host::{ServeConfig, Tokens};
 
 use crate::McpServer;
 use crate::holding_body::HoldingBody;
 use crate::sessions::{Endpoint, OwnedSessions, SessionBook, SessionLimits, bind_sessions};
-use crate::tokens::Tokens;
 
 /// Largest request body accepted (413 beyond): generous for tool arguments, bounded.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How `/mcp` is guarded.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone)]
 pub struct HttpOptions {
-    /// Empty: every request is the server's default caller.
-    pub tokens: Tokens,
+    /// None at all: every request is the server's default caller.
+    pub tokens: Arc<dyn TokenStore>,
     /// Accepted `Host` values besides the loopback names (DNS-rebinding protection).
     pub allowed_hosts: Vec<String>,
     /// Accepted browser `Origin`s besides loopback ones, such as `https://app.example.com`.
@@ -33,6 +34,35 @@ pub struct HttpOptions {
     pub stop: CancellationToken,
     /// Caps on 2025-11-25 sessions, over all endpoints together.
     pub sessions: SessionLimits,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            tokens: Arc::new(Tokens::default()),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            stop: CancellationToken::new(),
+            sessions: SessionLimits::default(),
+        }
+    }
+}
+
+impl HttpOptions {
+    /// The options `[serve]` gives, with `tokens`; `stop` ends the endpoint.
+    pub fn from_config(
+        serve: &ServeConfig,
+        tokens: Arc<dyn TokenStore>,
+        stop: CancellationToken,
+    ) -> HttpOptions {
+        HttpOptions {
+            tokens,
+            allowed_hosts: serve.allowed_hosts.clone(),
+            allowed_origins: serve.allowed_origins.clone(),
+            stop,
+            sessions: SessionLimits::from_config(serve),
+        }
+    }
 }
 
 /// A token that a request's handler finds in its `http::request::Parts` and that fires
@@ -89,27 +119,38 @@ pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axu
         ));
     }
     router.layer(axum::middleware::from_fn(watch_stream)).layer(
-        axum::middleware::from_fn_with_state(Arc::new(options.tokens), authenticate),
+        axum::middleware::from_fn_with_state(options.tokens, authenticate),
     )
 }
 
-/// 401 without a body for a missing or wrong token: the client learns nothing else.
-async fn authenticate(State(tokens): State<Arc<Tokens>>, mut req: Request, next: Next) -> Response {
+/// 401 without a body for a missing or wrong token: the client learns nothing else. A
+/// store that cannot answer is a 503, never a 401 (the token may well be good).
+async fn authenticate(
+    State(tokens): State<Arc<dyn TokenStore>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     if tokens.is_empty() {
         return next.run(req).await;
     }
-    let caller = req
+    let header = req
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| tokens.authenticate(v))
-        .cloned();
+        .and_then(|v| v.to_str().ok());
+    let caller = match header {
+        Some(v) => tokens.authenticate(v).await,
+        None => Ok(None),
+    };
     match caller {
-        Some(caller) => {
+        Err(e) => {
+            tracing::error!("cannot authenticate a request: {e}");
+            StatusCode::SERVICE_UNAVAILABLE.into_response()
+        }
+        Ok(Some(caller)) => {
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
-        None => {
+        Ok(None) => {
             let mut res = StatusCode::UNAUTHORIZED.into_response();
             res.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

@@ -8,31 +8,24 @@
 //! - [`serve_stdio`] runs one session on stdin/stdout (non-blocking whether the client
 //!   gave us pipes or, as Node.js does, sockets).
 //! - [`http::router`] is the `/mcp` endpoint for `toolhost serve`: bearer tokens map a
-//!   request to its [`Caller`], `Host` and `Origin` are validated, bodies are capped;
+//!   request to its `Caller`, `Host` and `Origin` are validated, bodies are capped;
 //!   2025-11-25 sessions belong to the user who opened them and are capped per user and
 //!   overall. [`connections::serve`] serves it with header, body and idle timeouts and
 //!   caps on connections.
-//! - [`CatalogSource`] is the tool source backed by the catalog: global tools, overridden
-//!   per user by `DATA_PATH/EMAIL/tools`, kept current by the catalog's watcher.
-//! - [`AgentSource`] serves an agent's resolved tool sets (one turn per caller, begun by
-//!   their `tools/list`).
+//!
+//! What it serves comes from `toolhost_host`: a `ToolSource` (the catalog, an agent's
+//! tool sets) per caller, with the host's runtime, tokens and call log. This crate only
+//! speaks MCP.
 
-mod agent_source;
-mod catalog_source;
 pub mod connections;
 mod holding_body;
 pub mod http;
 mod server;
 mod sessions;
-mod source;
 mod std_streams;
 mod stdio;
 mod throttle;
-pub mod tokens;
 
-pub use agent_source::AgentSource;
-pub use catalog_source::CatalogSource;
 pub use server::{McpServer, PAGE_SIZE};
 pub use sessions::SessionLimits;
-pub use source::{Caller, Change, Target, ToolInfo, ToolSource};
 pub use stdio::serve_stdio;

@@ -2,23 +2,24 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     CustomRequest, CustomResult, ErrorCode, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool,
+    SubscriptionFilter, Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolhost_runtime::{CallEvent, CallRequest, Runtime, ToolResult};
+use toolhost_host::store::{CallLog, CallOutcome, CallRecord, TracingCallLog};
+use toolhost_host::{Caller, Hints, Host, ToolInfo, ToolSource};
+use toolhost_runtime::{CallEvent, Runtime, ToolResult};
 
 use crate::http::StreamClosed;
-use crate::{Caller, ToolInfo, ToolSource};
 
 /// Tools per `tools/list` page. Large enough that most catalogs fit on one page (clients
 /// that ignore `nextCursor` still see everything), small enough to bound one response.
@@ -35,6 +36,7 @@ struct Shared {
     epoch: Instant,
     last_abandoned_ms: AtomicU64,
     in_flight: AtomicUsize,
+    call_log: Arc<dyn CallLog>,
 }
 
 /// Serves a [`ToolSource`] over MCP. rmcp runs one handler per session: make each with
@@ -48,7 +50,28 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// Serves `source` with `host`'s runtime, default caller and call log.
+    pub fn for_host(host: &Host, source: Arc<dyn ToolSource>) -> Self {
+        McpServer::with_call_log(
+            source,
+            host.runtime().clone(),
+            host.default_caller().clone(),
+            host.call_log(),
+        )
+    }
+
+    /// Serves `source` with `runtime`; `default_caller` is whom requests without an
+    /// authenticated caller act as. Calls are logged by tracing.
     pub fn new(source: Arc<dyn ToolSource>, runtime: Runtime, default_caller: Caller) -> Self {
+        McpServer::with_call_log(source, runtime, default_caller, Arc::new(TracingCallLog))
+    }
+
+    fn with_call_log(
+        source: Arc<dyn ToolSource>,
+        runtime: Runtime,
+        default_caller: Caller,
+        call_log: Arc<dyn CallLog>,
+    ) -> Self {
         McpServer::from_shared(Arc::new(Shared {
             source,
             runtime,
@@ -56,6 +79,7 @@ impl McpServer {
             epoch: Instant::now(),
             last_abandoned_ms: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            call_log,
         }))
     }
 
@@ -79,6 +103,7 @@ impl McpServer {
         self.session_end.clone()
     }
 
+    /// The runtime its calls run on.
     pub fn runtime(&self) -> &Runtime {
         &self.shared.runtime
     }
@@ -111,18 +136,26 @@ impl McpServer {
     }
 }
 
-/// Counts a call in flight, and marks it abandoned unless it finished.
+/// Counts a call in flight, marks it abandoned unless it finished, and records it in the
+/// call log however it ends.
 struct CallGuard<'a> {
     shared: &'a Shared,
-    finished: bool,
+    user: String,
+    tool: String,
+    started: (SystemTime, Instant),
+    /// Set once the call has its result.
+    outcome: Option<CallOutcome>,
 }
 
 impl<'a> CallGuard<'a> {
-    fn new(shared: &'a Shared) -> Self {
+    fn new(shared: &'a Shared, user: &str, tool: &str) -> Self {
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         CallGuard {
             shared,
-            finished: false,
+            user: user.to_string(),
+            tool: tool.to_string(),
+            started: (SystemTime::now(), Instant::now()),
+            outcome: None,
         }
     }
 }
@@ -130,12 +163,29 @@ impl<'a> CallGuard<'a> {
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         self.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        if !self.finished {
+        if self.outcome.is_none() {
             let ms = self.shared.epoch.elapsed().as_millis().max(1);
             let ms = u64::try_from(ms).unwrap_or(u64::MAX);
             self.shared
                 .last_abandoned_ms
                 .fetch_max(ms, Ordering::Relaxed);
+        }
+        let record = CallRecord {
+            user: std::mem::take(&mut self.user),
+            tool: std::mem::take(&mut self.tool),
+            surface: "mcp",
+            started: self.started.0,
+            duration: self.started.1.elapsed(),
+            outcome: self.outcome.unwrap_or(CallOutcome::Abandoned),
+        };
+        let log = Arc::clone(&self.shared.call_log);
+        // A runtime shutting down drops the record: the call's caller is gone too.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                if let Err(e) = log.record(record).await {
+                    tracing::warn!("cannot record a call: {e}");
+                }
+            });
         }
     }
 }
@@ -162,10 +212,15 @@ pub(crate) fn page(
 
 fn mcp_tool(t: ToolInfo) -> Tool {
     let tool = Tool::new(t.name, t.description, t.input_schema).with_title(t.title);
-    match t.annotations {
-        Some(a) => tool.with_annotations(a),
+    match t.hints {
+        Some(h) => tool.with_annotations(annotations(h)),
         None => tool,
     }
+}
+
+/// Hints are what MCP calls tool annotations.
+fn annotations(h: Hints) -> ToolAnnotations {
+    ToolAnnotations::from_raw(None, h.read_only, h.destructive, h.idempotent, h.open_world)
 }
 
 /// The runtime's result as MCP's. Content blocks are the runtime's normalised MCP blocks;
@@ -238,7 +293,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context.extensions);
-        let tools = self.shared.source.tools(&caller);
+        let tools = self.shared.source.tools(&caller).await;
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (items, next) = page(tools, cursor, PAGE_SIZE);
         // The list is per user and changes whenever a tool folder does: clients may keep it
@@ -259,7 +314,7 @@ impl ServerHandler for McpServer {
         // rmcp's own request logs are off (they hold the arguments, secrets included): this
         // line and the runtime's (arguments redacted) take their place.
         tracing::debug!(user = %caller.user(), tool = %request.name, "tools/call");
-        let Some(target) = self.shared.source.resolve(&caller, &request.name) else {
+        let Some(target) = self.shared.source.resolve(&caller, &request.name).await else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", request.name),
                 None,
@@ -272,16 +327,11 @@ impl ServerHandler for McpServer {
             .and_then(|p| p.extensions.get::<StreamClosed>())
             .map(|s| s.0.clone())
             .unwrap_or_default();
-        let mut guard = CallGuard::new(&self.shared);
+        let mut guard = CallGuard::new(&self.shared, caller.user(), &request.name);
         // Dropping `call` (on any of these ends) fires the tool's abort signal and kills it
         // after the grace period.
-        let mut call = self.shared.runtime.call(CallRequest {
-            tool: target.tool,
-            args: Value::Object(request.arguments.unwrap_or_default()),
-            user: caller.space,
-            tool_call_id: None,
-            timeout: target.timeout,
-        });
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let mut call = self.shared.runtime.call(target.request(args, caller.space));
         let mut gone = std::pin::pin!(async {
             tokio::select! {
                 () = context.ct.cancelled() => "cancelled",
@@ -316,7 +366,11 @@ impl ServerHandler for McpServer {
                 None => break ToolResult::error("the call ended without a result"),
             }
         };
-        guard.finished = true;
+        guard.outcome = Some(if result.is_error {
+            CallOutcome::Error
+        } else {
+            CallOutcome::Ok
+        });
         Ok(mcp_result(result).into())
     }
 
@@ -401,7 +455,7 @@ mod tests {
                 title: n.to_string(),
                 description: String::new(),
                 input_schema: Arc::default(),
-                annotations: None,
+                hints: None,
             })
             .collect()
     }

@@ -30,8 +30,8 @@ use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
 
-use crate::Caller;
 use crate::throttle::Throttle;
+use toolhost_host::{Caller, ServeConfig};
 
 /// How many 2025-11-25 sessions the server keeps, and for how long an idle one lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +42,20 @@ pub struct SessionLimits {
     pub max_sessions_per_user: usize,
     /// A session with no request for this long ends.
     pub idle_timeout: Duration,
+}
+
+impl SessionLimits {
+    /// `[serve]`'s session limits; those it leaves unset take the defaults.
+    pub fn from_config(serve: &ServeConfig) -> SessionLimits {
+        let d = SessionLimits::default();
+        SessionLimits {
+            max_sessions: serve.max_sessions.unwrap_or(d.max_sessions),
+            max_sessions_per_user: serve
+                .max_sessions_per_user
+                .unwrap_or(d.max_sessions_per_user),
+            idle_timeout: serve.session_idle_timeout.unwrap_or(d.idle_timeout),
+        }
+    }
 }
 
 impl Default for SessionLimits {

@@ -1,10 +1,11 @@
 //! The flags that choose tool roots, shared by every command that reads the catalog.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::builder::{PathBufValueParser, TypedValueParser};
 use toolhost_catalog::{Catalog, Root, RootsConfig};
+use toolhost_host::absolute_path;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CatalogArgs {
@@ -23,29 +24,6 @@ pub struct CatalogArgs {
 /// tools run elsewhere than the current directory.
 fn absolute() -> impl TypedValueParser<Value = PathBuf> {
     PathBufValueParser::new().map(|p| absolute_path(&p))
-}
-
-/// `p` from the current directory, without `.` or `..` (a home must not hold them):
-/// resolved on disk when `p` exists, by name otherwise.
-pub fn absolute_path(p: &Path) -> PathBuf {
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    if !abs.components().any(|c| c == Component::ParentDir) {
-        return abs;
-    }
-    if let Ok(real) = std::fs::canonicalize(&abs) {
-        return real;
-    }
-    let mut plain = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::ParentDir => {
-                plain.pop();
-            }
-            Component::CurDir => {}
-            c => plain.push(c),
-        }
-    }
-    plain
 }
 
 impl CatalogArgs {

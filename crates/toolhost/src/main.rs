@@ -2,10 +2,8 @@
 
 mod catalog_args;
 mod cmd;
-mod config;
 mod output;
 mod registry;
-mod users;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -330,7 +330,7 @@ fn serve_never_lists_another_users_tools_through_a_planted_link() {
         &config,
         format!(
             "[[serve.tokens]]\nuser = \"d@x\"\nsha256 = \"{}\"\n",
-            toolhost_mcp::tokens::hash_token("d-secret")
+            toolhost_host::hash_token("d-secret")
         ),
     )
     .unwrap();

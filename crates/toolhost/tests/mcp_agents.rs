@@ -274,7 +274,7 @@ fn agent_endpoints_need_a_token_and_serve_no_other_users_tools() {
     let md = own.join("TOOL.md");
     let text = std::fs::read_to_string(&md).unwrap();
     std::fs::write(&md, text.replace("name: echo", "name: bob_only")).unwrap();
-    let hash = toolhost_mcp::tokens::hash_token;
+    let hash = toolhost_host::hash_token;
     // `data-tools` is the tool set of the root DATA/tools (see `toolhost plugins`).
     std::fs::write(
         f.config(),

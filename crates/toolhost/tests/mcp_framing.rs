@@ -23,7 +23,7 @@ fn serve(f: &Fixture) -> Server {
         f.config_text()
             + &format!(
                 "[[serve.tokens]]\nuser = \"ada@example.com\"\nsha256 = \"{}\"\n",
-                toolhost_mcp::tokens::hash_token(TOKEN)
+                toolhost_host::hash_token(TOKEN)
             ),
     )
     .unwrap();

@@ -174,7 +174,7 @@ fn sessions_are_capped_per_user_least_recently_used_first_and_overall() {
     ] {
         serve += &format!(
             "\n[[serve.tokens]]\nuser = \"{user}\"\nsha256 = \"{}\"\n",
-            toolhost_mcp::tokens::hash_token(token)
+            toolhost_host::hash_token(token)
         );
     }
     let server = serve_with(&f, &serve, None);

@@ -132,7 +132,7 @@ fn a_session_answers_only_the_user_who_opened_it() {
     // stream received a's `list_changed`. Another user's session is now as unknown to
     // them as a made-up one: 404 for POST, GET and DELETE alike.
     let f = Fixture::new();
-    let hash = toolhost_mcp::tokens::hash_token;
+    let hash = toolhost_host::hash_token;
     std::fs::write(
         f.config(),
         f.config_text()
@@ -228,7 +228,7 @@ const BOB_TOKEN: &str = "bob-token-6e0d2a";
 
 /// `serve --data` with tokens for ada@example.com and bob@example.com.
 fn serve_ada_and_bob(f: &Fixture) -> Server {
-    let hash = toolhost_mcp::tokens::hash_token;
+    let hash = toolhost_host::hash_token;
     std::fs::write(
         f.config(),
         f.config_text()
@@ -255,7 +255,7 @@ fn only_the_exact_bearer_token_authenticates() {
     let f = Fixture::new();
     let server = serve_ada_and_bob(&f);
     let addr = server.addr.as_str();
-    let hash = toolhost_mcp::tokens::hash_token(ADA_TOKEN);
+    let hash = toolhost_host::hash_token(ADA_TOKEN);
     let upper = ADA_TOKEN.to_uppercase();
     assert_ne!(upper, ADA_TOKEN);
     let wrong = [

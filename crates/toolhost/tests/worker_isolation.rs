@@ -38,7 +38,7 @@ fn fixture(tools: &[&str]) -> Fixture {
 /// `toolhost serve` on `f` for ada and bob (tokens `ada-secret`, `bob-secret`), with
 /// `extra` configuration.
 fn serve(f: &Fixture, extra: &str) -> Server {
-    let hash = toolhost_mcp::tokens::hash_token;
+    let hash = toolhost_host::hash_token;
     std::fs::write(
         f.config(),
         format!(

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::task::JoinHandle;
-use toolhost_runtime::{Call, CallRequest, Runtime, UserSpace};
+use toolhost_runtime::{Call, Runtime, Target, ToolRef, UserSpace};
 
 use crate::config::{Grant, GrantSource, Layer};
 use crate::context::{CloseReport, Closers, TurnContext, TurnRequest};
@@ -78,6 +78,15 @@ impl ResolvedTool {
         &self.tool
     }
 
+    /// A human-readable name: a folder tool's TOOL.md `label`, else the name it is
+    /// resolved under.
+    pub fn title(&self) -> String {
+        match self.tool.target() {
+            ToolRef::Folder(t) => t.manifest.label.clone(),
+            ToolRef::Native(_) => self.name.clone(),
+        }
+    }
+
     pub fn description(&self) -> String {
         self.tool.description()
     }
@@ -90,21 +99,18 @@ impl ResolvedTool {
         self.tool.annotations()
     }
 
-    /// The runtime request for a call of this tool; its annotated timeout applies unless
-    /// the caller sets another.
-    pub fn request(&self, args: Value, user: UserSpace) -> CallRequest {
-        CallRequest {
+    /// What to call: the tool, with its annotated deadline (which applies unless the
+    /// caller sets another).
+    pub fn target(&self) -> Target {
+        Target {
             tool: self.tool.target().clone(),
-            args,
-            user,
-            tool_call_id: None,
             timeout: self.tool.annotations().timeout,
         }
     }
 
     /// Calls the tool (validation, deadlines, progress, cancellation: the runtime's).
     pub fn call(&self, runtime: &Runtime, args: Value, user: UserSpace) -> Call {
-        runtime.call(self.request(args, user))
+        runtime.call(self.target().request(args, user))
     }
 }
 

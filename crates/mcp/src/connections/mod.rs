@@ -64,6 +64,20 @@ impl Default for ConnectionLimits {
 }
 
 impl ConnectionLimits {
+    /// `[serve]`'s connection limits; those it leaves unset take the defaults.
+    pub fn from_config(serve: &toolhost_host::ServeConfig) -> ConnectionLimits {
+        let d = ConnectionLimits::default();
+        ConnectionLimits {
+            max_connections: serve.max_connections.unwrap_or(d.max_connections),
+            max_connections_per_ip: serve
+                .max_connections_per_ip
+                .unwrap_or(d.max_connections_per_ip),
+            header_timeout: serve.header_timeout.unwrap_or(d.header_timeout),
+            body_timeout: serve.body_timeout.unwrap_or(d.body_timeout),
+            idle_timeout: serve.idle_timeout.unwrap_or(d.idle_timeout),
+        }
+    }
+
     /// These limits with `max_connections` lowered, if need be, to leave a quarter of
     /// `fd_limit` (at least 64) to everything else: tool workers and their sockets,
     /// sandbox helpers, file watches, logs.

@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
-use toolhost_runtime::{CallEvent, CallRequest, Runtime, ToolEnv, ToolRef};
+use toolhost_host::{ConfigFile, Host, HostOptions};
+use toolhost_runtime::{CallEvent, Target, ToolRef};
 
 use crate::catalog_args::CatalogArgs;
-use crate::config::ConfigFile;
-use crate::users::{homes_dir, user_space};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -39,9 +38,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let config = ConfigFile::load(args.config.as_deref())?;
+    let mut config = ConfigFile::load(args.config.as_deref())?;
     // First: a name that breaks the user-name rule must not reach anything.
-    let user = user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref())?;
+    let user =
+        toolhost_host::user_space(args.catalog.data.as_deref(), args.catalog.user.as_deref())?;
     let params = parse_params(args.args.as_deref(), &args.params)?;
     let timeout = match args.timeout {
         Some(s) if s > 0.0 => match Duration::try_from_secs_f64(s) {
@@ -51,46 +51,35 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(_) => bail!("--timeout must be a positive number of seconds"),
         None => None,
     };
-    let catalog = args.catalog.scan()?;
-    let Some(resolved) = catalog.get(&args.name) else {
-        let mut names: Vec<&str> = catalog
-            .tools()
-            .map(|t| t.tool.manifest.name.as_str())
-            .collect();
-        names.sort_by_key(|n| strsim(n, &args.name));
-        let hint = names
-            .first()
-            .map(|n| format!("; did you mean `{n}`?"))
-            .unwrap_or_default();
-        bail!(
-            "no tool named `{}` in the catalog ({} tools: see `toolhost list`){hint}",
-            args.name,
-            catalog.len()
-        );
+    // One call, then exit: helpers started ahead of need would only cost.
+    config.runtime.sandbox.spares = 0;
+    let options = HostOptions {
+        config,
+        roots: args.catalog.roots()?,
+        data: args.catalog.data.clone(),
+        user: Some(user.user),
+        tool_sets: false,
+        watch: false,
     };
-    let tool = Arc::clone(&resolved.tool);
-    let env = ToolEnv {
-        vars: config.env.clone(),
-        resources: config.resources_json(),
-        tools_dirs: catalog.roots().iter().map(|r| r.path.clone()).collect(),
-        homes: Some(homes_dir(args.catalog.data.as_deref())),
-    };
-
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     crate::cmd::mcp::run_to_end(rt, async move {
-        let mut config = config.runtime;
-        // One call, then exit: helpers started ahead of need would only cost.
-        config.sandbox.spares = 0;
-        let runtime = Runtime::new(config, env)?;
-        let mut call = runtime.call(CallRequest {
-            tool: ToolRef::Folder(tool),
-            args: params,
-            user,
-            tool_call_id: None,
-            timeout,
-        });
+        let host = Host::boot(options)?;
+        let found = host
+            .catalog()
+            .read()
+            .get(&args.name)
+            .map(|t| Arc::clone(&t.tool));
+        let Some(tool) = found else {
+            let hint = did_you_mean(&host, &args.name);
+            host.shutdown().await;
+            bail!("{hint}");
+        };
+        let mut request =
+            Target::new(ToolRef::Folder(tool)).request(params, host.default_caller().space.clone());
+        request.timeout = timeout;
+        let mut call = host.runtime().call(request);
         let canceller = call.canceller();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -107,7 +96,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         };
         status.clear();
-        runtime.shutdown().await;
+        host.shutdown().await;
         let mut out = std::io::stdout().lock();
         if args.json {
             serde_json::to_writer_pretty(&mut out, &result)?;
@@ -129,6 +118,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
             ExitCode::SUCCESS
         })
     })
+}
+
+/// "No tool named …", with the nearest name in the catalog.
+fn did_you_mean(host: &Host, name: &str) -> String {
+    let catalog = host.catalog().read();
+    let mut names: Vec<&str> = catalog
+        .tools()
+        .map(|t| t.tool.manifest.name.as_str())
+        .collect();
+    names.sort_by_key(|n| strsim(n, name));
+    let hint = names
+        .first()
+        .map(|n| format!("; did you mean `{n}`?"))
+        .unwrap_or_default();
+    format!(
+        "no tool named `{name}` in the catalog ({} tools: see `toolhost list`){hint}",
+        catalog.len()
+    )
 }
 
 /// `--args` then `KEY=VALUE` / `KEY:=JSON` pairs.

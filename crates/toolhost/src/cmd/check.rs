@@ -9,8 +9,8 @@ use toolhost_catalog::check::{CheckReport, check_folder, check_root, is_tool_fol
 use toolhost_catalog::{Root, RootOrigin};
 
 use crate::catalog_args::CatalogArgs;
-use crate::config::ConfigFile;
 use crate::output::{Tally, plural, print_diagnostics, print_json};
+use toolhost_host::ConfigFile;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -86,7 +86,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .collect();
     let config = ConfigFile::load(args.config.as_deref())?;
     let (wrench, boot_error) = match crate::registry::boot(&config, roots) {
-        Ok((registry, _)) => (registry.wrench_tools(), None),
+        Ok(registry) => (registry.wrench_tools(), None),
         Err(e) => (Vec::new(), Some(e)),
     };
     let wrench: Vec<Wrench> = wrench

@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde_json::json;
 use toolhost_runtime::sandbox::Sandbox;
 
-use crate::config::ConfigFile;
+use toolhost_host::ConfigFile;
 
 #[derive(clap::Args)]
 pub struct Args {

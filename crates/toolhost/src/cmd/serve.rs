@@ -6,17 +6,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
-use toolhost_mcp::Caller;
+use toolhost_host::{CatalogView, ConfigFile, Host, HostOptions};
+use toolhost_mcp::McpServer;
 use toolhost_mcp::connections::ConnectionLimits;
 use toolhost_mcp::http::HttpOptions;
-use toolhost_mcp::tokens::Tokens;
 
 use crate::catalog_args::CatalogArgs;
-use crate::cmd::mcp::{agent_server, cancel_on_signal, run_to_end, server, serving_runtime};
-use crate::config::ConfigFile;
-use crate::users::{homes_dir, user_space};
+use crate::cmd::mcp::{cancel_on_signal, run_to_end, serving_runtime};
 
 /// Where `serve` listens unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -47,71 +45,43 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let addr: SocketAddr = listen
         .parse()
         .with_context(|| format!("--listen {listen:?} is not an address such as 127.0.0.1:7878"))?;
-    let data = args.catalog.data.clone();
-    let mut tokens = Tokens::default();
-    for t in &config.serve.tokens {
-        let space = user_space(data.as_deref(), Some(&t.user))?;
-        tokens.insert(&t.sha256, Caller { space })?;
-    }
-    if tokens.is_empty() && !addr.ip().is_loopback() {
-        bail!(
-            "refusing to listen on {addr} without authentication: add [[serve.tokens]] to toolhost.toml, or listen on 127.0.0.1"
-        );
-    }
-    if !tokens.is_empty() && args.catalog.user.is_some() {
-        bail!(
-            "--user names the one user served without tokens; with [[serve.tokens]] each token names its user"
-        );
-    }
-    let catalog = args.catalog.scan()?;
-    let default_caller = Caller {
-        space: user_space(data.as_deref(), args.catalog.user.as_deref())?,
-    };
-    let homes = homes_dir(data.as_deref());
-    // Per-user tools come from the data layout, for token users only (the default user's
-    // root, with --user, is already in the catalog).
-    let overlay = if tokens.is_empty() { None } else { data };
     let mut allowed_hosts = config.serve.allowed_hosts.clone();
     if !addr.ip().is_unspecified() {
         allowed_hosts.push(addr.ip().to_string());
     }
-    let roots = catalog.roots().to_vec();
-    let connection_limits = fit_fd_limit(config.serve.connection_limits());
+    toolhost_host::check_exposure(&config, addr, args.catalog.user.is_some())?;
+    let connection_limits = fit_fd_limit(ConnectionLimits::from_config(&config.serve));
+    let options = HostOptions {
+        roots: args.catalog.roots()?,
+        data: args.catalog.data.clone(),
+        user: args.catalog.user.clone(),
+        // Each agent of toolhost.toml gets its own endpoint, serving its resolved tool sets.
+        tool_sets: !config.agents.is_empty(),
+        watch: true,
+        config,
+    };
     run_to_end(serving_runtime()?, async move {
-        let server = server(&config, catalog, overlay, homes, default_caller.clone())?;
-        let runtime = server.runtime().clone();
+        let host = Host::boot(options)?;
+        // Per-user tools come from the data layout, for token users only (the default
+        // user's root, with --user, is already in the catalog).
+        let view = if host.tokens().is_empty() {
+            CatalogView::Shared
+        } else {
+            CatalogView::PerCaller
+        };
+        let server = McpServer::for_host(&host, host.catalog_source(view));
         let settle = server.session();
         let mut endpoints = vec![("/mcp".to_string(), server)];
-        // Each agent of toolhost.toml gets its own endpoint, serving its resolved tool sets.
-        let mut registry = None;
-        if !config.agents.is_empty() {
-            let (reg, shared) = crate::registry::boot(&config, roots)?;
-            let reg = std::sync::Arc::new(reg);
-            for agent in config.agents.keys() {
-                let server = agent_server(
-                    &reg,
-                    agent,
-                    std::sync::Arc::clone(&shared),
-                    runtime.clone(),
-                    default_caller.clone(),
-                )?;
-                endpoints.push((format!("/agents/{agent}/mcp"), server));
-            }
-            registry = Some(reg);
+        for agent in host.agents().agent_ids().await? {
+            let server = McpServer::for_host(&host, host.agent_source(&agent)?);
+            endpoints.push((format!("/agents/{agent}/mcp"), server));
         }
         let stop = CancellationToken::new();
         tokio::spawn(cancel_on_signal(stop.clone()));
         let paths: Vec<String> = endpoints.iter().map(|(p, _)| p.clone()).collect();
-        let app = toolhost_mcp::http::router_at(
-            endpoints,
-            HttpOptions {
-                tokens,
-                allowed_hosts,
-                allowed_origins: config.serve.allowed_origins.clone(),
-                stop: stop.clone(),
-                sessions: config.serve.session_limits(),
-            },
-        );
+        let mut http = HttpOptions::from_config(&host.config().serve, host.tokens(), stop.clone());
+        http.allowed_hosts = allowed_hosts;
+        let app = toolhost_mcp::http::router_at(endpoints, http);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
@@ -123,10 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         toolhost_mcp::connections::serve(listener, app, connection_limits, stop, SHUTDOWN_WAIT)
             .await;
         settle.settle_abandoned().await;
-        runtime.shutdown().await;
-        if let Some(registry) = registry {
-            registry.shutdown().await;
-        }
+        host.shutdown().await;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use toolhost_mcp::tokens::hash_token;
+use toolhost_host::hash_token;
 
 #[derive(clap::Args)]
 pub struct Args {

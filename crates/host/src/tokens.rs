@@ -1,5 +1,5 @@
-//! Bearer tokens for `toolhost serve`: the configuration stores only their SHA-256, each
-//! naming the user a request with that token acts as.
+//! Bearer tokens: the configuration stores only their SHA-256, each naming the user a
+//! request with that token acts as. Every HTTP surface authenticates through [`Tokens`].
 
 use std::collections::HashMap;
 
@@ -45,6 +45,7 @@ impl Tokens {
         Ok(())
     }
 
+    /// No tokens: the surface serves its one default caller, on loopback only.
     pub fn is_empty(&self) -> bool {
         self.by_hash.is_empty()
     }

@@ -12,40 +12,83 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
 use serde::Deserialize;
-use toolhost_mcp::SessionLimits;
-use toolhost_mcp::connections::ConnectionLimits;
 use toolhost_runtime::RuntimeConfig;
 use toolhost_runtime::sandbox::SandboxConfig;
 use toolhost_toolsets::{AgentConfig, McpServerConfig, SetSettings, ToolsetsConfig, TurnSettings};
 
+/// What is wrong with a configuration file, and where.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not TOML of the expected shape.
+    #[error("{}{at}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// `:LINE:COLUMN` when the parser knows where, else empty.
+        at: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// The file parses, but a value is not allowed.
+    #[error("{}: {what}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The section and key at fault, and what is wrong with them.
+        what: String,
+    },
+}
+
+type Result<T> = std::result::Result<T, ConfigError>;
+
+/// Every section of `toolhost.toml`; absent sections take their defaults.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
+    /// `[runtime]`: limits and executables.
     #[serde(default)]
     pub runtime: RuntimeConfig,
+    /// `[env]`: the variables tools get.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// `[resources.NAME]`: passed to tools as the JSON object `OFFICER_RESOURCES`.
     #[serde(default)]
     pub resources: toml::Table,
+    /// `[sandbox]`: isolation of tool processes.
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// `[agents.ID]`: what each agent is granted.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
+    /// `[mcp_servers.NAME]`: external MCP servers as tool sources.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// `[plugins.NAME]`: each plugin's settings.
     #[serde(default)]
     pub plugins: BTreeMap<String, serde_json::Value>,
+    /// `[turns]`: per-turn resolution limits.
     #[serde(default)]
     pub turns: TurnSettings,
+    /// `[tool_sets.ID]`: per-tool-set settings.
     #[serde(default)]
     pub tool_sets: BTreeMap<String, SetSettings>,
+    /// `[serve]`: how the HTTP surfaces listen and whom they let in.
     #[serde(default)]
     pub serve: ServeConfig,
 }
 
-/// `[serve]`: how `toolhost serve` listens and whom it lets in.
+/// `[serve]`: how the HTTP surfaces listen and whom they let in. Unset limits take the
+/// surface's defaults.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServeConfig {
@@ -83,30 +126,6 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
-    pub fn connection_limits(&self) -> ConnectionLimits {
-        let d = ConnectionLimits::default();
-        ConnectionLimits {
-            max_connections: self.max_connections.unwrap_or(d.max_connections),
-            max_connections_per_ip: self
-                .max_connections_per_ip
-                .unwrap_or(d.max_connections_per_ip),
-            header_timeout: self.header_timeout.unwrap_or(d.header_timeout),
-            body_timeout: self.body_timeout.unwrap_or(d.body_timeout),
-            idle_timeout: self.idle_timeout.unwrap_or(d.idle_timeout),
-        }
-    }
-
-    pub fn session_limits(&self) -> SessionLimits {
-        let d = SessionLimits::default();
-        SessionLimits {
-            max_sessions: self.max_sessions.unwrap_or(d.max_sessions),
-            max_sessions_per_user: self
-                .max_sessions_per_user
-                .unwrap_or(d.max_sessions_per_user),
-            idle_timeout: self.session_idle_timeout.unwrap_or(d.idle_timeout),
-        }
-    }
-
     /// The limits that are zero (none may be).
     fn zero_limits(&self) -> Vec<&'static str> {
         let counts = [
@@ -140,7 +159,9 @@ mod opt_secs {
 
     use serde::{Deserialize, Deserializer};
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
         let secs = f64::deserialize(d)?;
         Duration::try_from_secs_f64(secs)
             .map(Some)
@@ -159,6 +180,8 @@ pub struct TokenConfig {
 }
 
 impl ConfigFile {
+    /// Reads `explicit`, else `$TOOLHOST_CONFIG`, else `./toolhost.toml` if it exists;
+    /// none of them means every default.
     pub fn load(explicit: Option<&Path>) -> Result<ConfigFile> {
         let path = match explicit {
             Some(p) => Some(p.to_path_buf()),
@@ -169,12 +192,19 @@ impl ConfigFile {
         let Some(path) = path else {
             return Ok(ConfigFile::default());
         };
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
         Self::parse(&path, &text)
     }
 
+    /// Parses and checks `text`, read from `path` (named in every error).
     pub fn parse(path: &Path, text: &str) -> Result<ConfigFile> {
+        let invalid = |what: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            what,
+        };
         let mut config: ConfigFile = toml::from_str(text).map_err(|e| {
             let at = e
                 .span()
@@ -185,34 +215,37 @@ impl ConfigFile {
                     format!(":{line}:{col}")
                 })
                 .unwrap_or_default();
-            anyhow::anyhow!("{}{at}: {}", path.display(), e.message())
+            ConfigError::Syntax {
+                path: path.to_path_buf(),
+                at,
+                message: e.message().to_string(),
+            }
         })?;
         for key in config.env.keys() {
             if key.is_empty() || key.contains('=') || key.contains('\0') {
-                bail!(
-                    "{}: [env] has an invalid variable name {key:?}",
-                    path.display()
-                );
+                return Err(invalid(format!(
+                    "[env] has an invalid variable name {key:?}"
+                )));
             }
         }
         check_environment_size(path, &config)?;
         if let Some(key) = config.serve.zero_limits().first() {
-            bail!("{}: [serve] {key} must be more than 0", path.display());
+            return Err(invalid(format!("[serve] {key} must be more than 0")));
         }
         for (i, t) in config.serve.tokens.iter().enumerate() {
-            let at = format!("{}: [[serve.tokens]] #{}", path.display(), i + 1);
-            if !toolhost_mcp::tokens::is_token_hash(&t.sha256) {
-                bail!(
+            let at = format!("[[serve.tokens]] #{}", i + 1);
+            if !crate::tokens::is_token_hash(&t.sha256) {
+                return Err(invalid(format!(
                     "{at}: sha256 must be 64 hex digits (the token's SHA-256, from `toolhost token hash`), not the token itself"
-                );
+                )));
             }
-            toolhost_catalog::validate_user(&t.user).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+            toolhost_catalog::validate_user(&t.user).map_err(|e| invalid(format!("{at}: {e}")))?;
         }
         config.runtime.sandbox = config.sandbox.clone();
         config
             .runtime
             .validate()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            .map_err(|e| invalid(e.to_string()))?;
         Ok(config)
     }
 
@@ -255,24 +288,29 @@ fn check_environment_size(path: &Path, config: &ConfigFile) -> Result<()> {
     let mut total = 0;
     for (what, bytes) in strings {
         if bytes > MAX_ENV_STRING {
-            bail!(
-                "{}: {what} is {bytes} bytes; one environment variable may hold at most {MAX_ENV_STRING} bytes (put large data in a file the tool reads)",
-                path.display()
-            );
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                what: format!(
+                    "{what} is {bytes} bytes; one environment variable may hold at most {MAX_ENV_STRING} bytes (put large data in a file the tool reads)"
+                ),
+            });
         }
         total += bytes;
     }
     if total > MAX_ENV_TOTAL {
-        bail!(
-            "{}: [env] and [resources] hold {total} bytes in all; tools' environment may hold at most {MAX_ENV_TOTAL} bytes",
-            path.display()
-        );
+        return Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            what: format!(
+                "[env] and [resources] hold {total} bytes in all; tools' environment may hold at most {MAX_ENV_TOTAL} bytes"
+            ),
+        });
     }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -367,11 +405,10 @@ resolve_timeout = 1
             "[serve]\nmax_connections = 16\nheader_timeout = 0.5\nmax_sessions_per_user = 3\n",
         )
         .unwrap();
-        let conns = c.serve.connection_limits();
-        assert_eq!(conns.max_connections, 16);
-        assert_eq!(conns.header_timeout.as_millis(), 500);
-        assert_eq!(conns.idle_timeout, ConnectionLimits::default().idle_timeout);
-        assert_eq!(c.serve.session_limits().max_sessions_per_user, 3);
+        assert_eq!(c.serve.max_connections, Some(16));
+        assert_eq!(c.serve.header_timeout.unwrap().as_millis(), 500);
+        assert_eq!(c.serve.idle_timeout, None);
+        assert_eq!(c.serve.max_sessions_per_user, Some(3));
         for bad in ["max_sessions = 0", "idle_timeout = 0", "body_timeout = -1"] {
             let e =
                 ConfigFile::parse(Path::new("t.toml"), &format!("[serve]\n{bad}\n")).unwrap_err();

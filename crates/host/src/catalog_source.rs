@@ -3,79 +3,32 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
-use tokio::sync::broadcast::{self, error::RecvError};
-use toolhost_catalog::watch::{self, CatalogWatcher};
+use tokio::sync::broadcast;
 use toolhost_catalog::{Catalog, ResolvedTool, Root, RootOrigin};
-use toolhost_runtime::ToolRef;
+use toolhost_runtime::{Target, ToolRef};
 
-use crate::{Caller, Change, Target, ToolInfo, ToolSource};
-
-/// One catalog with the watcher that keeps it current.
-struct Watched {
-    catalog: Arc<RwLock<Catalog>>,
-    _watcher: Option<CatalogWatcher>,
-}
-
-impl Watched {
-    /// Starts watching; `user` tags the changes it publishes. A catalog that cannot be
-    /// watched is still served, just not reloaded.
-    fn new(catalog: Catalog, user: Option<String>, changes: &broadcast::Sender<Change>) -> Self {
-        let catalog = Arc::new(RwLock::new(catalog));
-        let watcher = match watch::watch(Arc::clone(&catalog)) {
-            Ok(w) => Some(w),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot watch the tool roots; edits need a restart");
-                None
-            }
-        };
-        if let Some(w) = &watcher {
-            forward(w.subscribe(), user, changes.clone());
-        }
-        Watched {
-            catalog,
-            _watcher: watcher,
-        }
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
-        self.catalog.read().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Re-publishes catalog events as [`Change`]s until the watcher goes away.
-fn forward(
-    mut events: broadcast::Receiver<toolhost_catalog::CatalogEvent>,
-    user: Option<String>,
-    changes: broadcast::Sender<Change>,
-) {
-    tokio::spawn(async move {
-        // Lagged: some events were dropped, but one change notice covers them all.
-        while let Ok(_) | Err(RecvError::Lagged(_)) = events.recv().await {
-            // No subscriber is fine: the next tools/list is current anyway.
-            let _ = changes.send(Change { user: user.clone() });
-        }
-    });
-}
+use crate::{Caller, Change, ToolInfo, ToolSource, WatchedCatalog};
 
 /// Serves a catalog. With a data directory, each caller's `DATA_PATH/EMAIL/tools`
 /// overrides the global tools by name for that caller alone.
 pub struct CatalogSource {
-    global: Watched,
+    global: Arc<WatchedCatalog>,
     data: Option<PathBuf>,
-    users: Mutex<HashMap<String, Arc<Watched>>>,
+    users: Mutex<HashMap<String, Arc<WatchedCatalog>>>,
     changes: broadcast::Sender<Change>,
 }
 
 impl CatalogSource {
     /// Must be called inside a Tokio runtime (change forwarding runs on it). `data` enables
-    /// per-user tools: pass it only when `catalog` holds no user's root itself.
-    pub fn new(catalog: Catalog, data: Option<PathBuf>) -> CatalogSource {
+    /// per-user tools: pass it only when `global` holds no user's root itself.
+    pub fn new(global: Arc<WatchedCatalog>, data: Option<PathBuf>) -> CatalogSource {
         let (changes, _) = broadcast::channel(256);
+        global.forward(None, &changes);
         CatalogSource {
-            global: Watched::new(catalog, None, &changes),
+            global,
             data,
             users: Mutex::new(HashMap::new()),
             changes,
@@ -84,7 +37,7 @@ impl CatalogSource {
 
     /// The caller's own catalog, scanned and watched from their first request on. A user
     /// folder created later is picked up at the next request after it appears.
-    fn user_catalog(&self, caller: &Caller) -> Option<Arc<Watched>> {
+    fn user_catalog(&self, caller: &Caller) -> Option<Arc<WatchedCatalog>> {
         let data = self.data.as_ref()?;
         let user = caller.user();
         let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
@@ -104,17 +57,15 @@ impl CatalogSource {
                 user: user.to_string(),
             },
         };
-        let watched = Arc::new(Watched::new(
-            Catalog::scan(vec![root]),
-            Some(user.to_string()),
-            &self.changes,
-        ));
+        let watched = Arc::new(WatchedCatalog::watch(Catalog::scan(vec![root])));
+        watched.forward(Some(user.to_string()), &self.changes);
         users.insert(user.to_string(), Arc::clone(&watched));
         Some(watched)
     }
 }
 
-fn info(resolved: &ResolvedTool) -> ToolInfo {
+/// How a catalog tool is listed.
+pub(crate) fn info(resolved: &ResolvedTool) -> ToolInfo {
     let t = &resolved.tool;
     let schema = match t.input_schema() {
         Value::Object(map) => map.clone(),
@@ -125,12 +76,13 @@ fn info(resolved: &ResolvedTool) -> ToolInfo {
         title: t.manifest.label.clone(),
         description: t.manifest.description.clone(),
         input_schema: Arc::new(schema),
-        annotations: None,
+        hints: None,
     }
 }
 
+#[async_trait::async_trait]
 impl ToolSource for CatalogSource {
-    fn tools(&self, caller: &Caller) -> Vec<ToolInfo> {
+    async fn tools(&self, caller: &Caller) -> Vec<ToolInfo> {
         let mut by_name: BTreeMap<String, ToolInfo> = BTreeMap::new();
         for t in self.global.read().tools() {
             by_name.insert(t.tool.manifest.name.clone(), info(t));
@@ -143,12 +95,9 @@ impl ToolSource for CatalogSource {
         by_name.into_values().collect()
     }
 
-    fn resolve(&self, caller: &Caller, name: &str) -> Option<Target> {
-        let folder = |tool: &Arc<_>| Target {
-            tool: ToolRef::Folder(Arc::clone(tool)),
-            // A folder tool's own `timeout` key is the runtime's to apply.
-            timeout: None,
-        };
+    async fn resolve(&self, caller: &Caller, name: &str) -> Option<Target> {
+        // A folder tool's own `timeout` key is the runtime's to apply.
+        let folder = |tool: &Arc<_>| Target::new(ToolRef::Folder(Arc::clone(tool)));
         if let Some(own) = self.user_catalog(caller)
             && let Some(t) = own.read().get(name)
         {

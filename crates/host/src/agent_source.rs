@@ -6,68 +6,45 @@
 //! ends, and its closers run, when the next one begins or the source is dropped.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
-use rmcp::model::ToolAnnotations;
 use serde_json::Map;
-use tokio::sync::broadcast::{self, error::RecvError};
-use toolhost_catalog::Catalog;
-use toolhost_catalog::watch::{self, CatalogWatcher};
+use tokio::sync::broadcast;
+use toolhost_runtime::Target;
 use toolhost_toolsets::{Annotations, Registry, Turn, TurnRequest};
 
-use crate::{Caller, Change, Target, ToolInfo, ToolSource};
+use crate::{Caller, Change, Hints, ToolInfo, ToolSource, WatchedCatalog};
 
+/// Serves one agent's tools: a turn per caller, resolved through the tool-set registry.
 pub struct AgentSource {
     registry: Arc<Registry>,
     agent: String,
     /// The current turn of each caller (by user).
     turns: Mutex<HashMap<String, Arc<Turn>>>,
     changes: broadcast::Sender<Change>,
-    _watcher: Option<CatalogWatcher>,
 }
 
 impl AgentSource {
-    /// Serves `agent`'s tools. `catalog` is the one the registry's folder tool sets read;
-    /// its edits are announced as changes. Must be created inside a Tokio runtime.
-    pub fn new(registry: Arc<Registry>, agent: &str, catalog: Arc<RwLock<Catalog>>) -> AgentSource {
+    /// Serves `agent`'s tools; `catalog` is the one the registry's folder tool sets read,
+    /// and its edits are announced as changes. Must be created inside a Tokio runtime.
+    pub fn new(registry: Arc<Registry>, agent: &str, catalog: &WatchedCatalog) -> AgentSource {
         let (changes, _) = broadcast::channel(64);
-        let watcher = match watch::watch(catalog) {
-            Ok(w) => {
-                let (mut events, tx) = (w.subscribe(), changes.clone());
-                tokio::spawn(async move {
-                    while let Ok(_) | Err(RecvError::Lagged(_)) = events.recv().await {
-                        let _ = tx.send(Change { user: None });
-                    }
-                });
-                Some(w)
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot watch the tool roots; edits need a restart");
-                None
-            }
-        };
+        catalog.forward(None, &changes);
         AgentSource {
             registry,
             agent: agent.to_string(),
             turns: Mutex::new(HashMap::new()),
             changes,
-            _watcher: watcher,
         }
     }
 
-    /// Resolves a new turn for `caller`, making it their current one. The trait is
-    /// synchronous (it is called from the protocol handlers' tasks), so resolution runs on
-    /// this worker thread with the runtime's other threads carrying on meanwhile.
-    fn begin_turn(&self, caller: &Caller) -> Option<Arc<Turn>> {
+    /// Resolves a new turn for `caller`, making it their current one.
+    async fn begin_turn(&self, caller: &Caller) -> Option<Arc<Turn>> {
         let request = TurnRequest {
             user_id: Some(caller.user().to_string()),
             ..TurnRequest::default()
         };
-        let handle = tokio::runtime::Handle::try_current().ok()?;
-        let resolved = tokio::task::block_in_place(|| {
-            handle.block_on(self.registry.resolve(&self.agent, &request))
-        });
-        let turn = match resolved {
+        let turn = match self.registry.resolve(&self.agent, &request).await {
             Ok(turn) => Arc::new(turn),
             Err(e) => {
                 tracing::warn!(agent = %self.agent, "cannot resolve a turn: {e}");
@@ -87,43 +64,44 @@ impl AgentSource {
         Some(turn)
     }
 
-    fn current_turn(&self, caller: &Caller) -> Option<Arc<Turn>> {
+    async fn current_turn(&self, caller: &Caller) -> Option<Arc<Turn>> {
         let current = self
             .turns
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(caller.user())
             .cloned();
-        current.or_else(|| self.begin_turn(caller))
+        match current {
+            Some(turn) => Some(turn),
+            None => self.begin_turn(caller).await,
+        }
     }
 }
 
+#[async_trait::async_trait]
 impl ToolSource for AgentSource {
-    fn tools(&self, caller: &Caller) -> Vec<ToolInfo> {
-        let Some(turn) = self.begin_turn(caller) else {
+    async fn tools(&self, caller: &Caller) -> Vec<ToolInfo> {
+        let Some(turn) = self.begin_turn(caller).await else {
             return Vec::new();
         };
         turn.tools
             .iter()
             .map(|t| ToolInfo {
                 name: t.name.clone(),
-                title: t.name.clone(),
+                title: t.title(),
                 description: t.description(),
                 input_schema: Arc::new(match t.input_schema() {
                     serde_json::Value::Object(m) => m,
                     _ => Map::new(),
                 }),
-                annotations: hints(t.annotations()),
+                hints: hints(t.annotations()),
             })
             .collect()
     }
 
-    fn resolve(&self, caller: &Caller, name: &str) -> Option<Target> {
-        let turn = self.current_turn(caller)?;
-        turn.tool(name).map(|t| Target {
-            tool: t.tool().target().clone(),
-            timeout: t.annotations().timeout,
-        })
+    async fn resolve(&self, caller: &Caller, name: &str) -> Option<Target> {
+        let turn = self.current_turn(caller).await?;
+        turn.tool(name).map(|t| t.target())
     }
 
     fn changes(&self) -> broadcast::Receiver<Change> {
@@ -131,9 +109,9 @@ impl ToolSource for AgentSource {
     }
 }
 
-/// A tool set's annotations as MCP's hints; `None` when it gives none (the deadline is
-/// ours, not a hint: it is applied to the call, see [`ToolSource::resolve`]).
-fn hints(a: &Annotations) -> Option<ToolAnnotations> {
+/// A tool set's annotations as hints; `None` when it gives none (the deadline is not a
+/// hint: it goes with the call, see [`ToolSource::resolve`]).
+fn hints(a: &Annotations) -> Option<Hints> {
     let Annotations {
         read_only,
         destructive,
@@ -141,19 +119,13 @@ fn hints(a: &Annotations) -> Option<ToolAnnotations> {
         open_world,
         timeout: _,
     } = a.clone();
-    if [read_only, destructive, idempotent, open_world]
-        .iter()
-        .all(Option::is_none)
-    {
-        return None;
-    }
-    Some(ToolAnnotations::from_raw(
-        None,
+    let hints = Hints {
         read_only,
         destructive,
         idempotent,
         open_world,
-    ))
+    };
+    (hints != Hints::default()).then_some(hints)
 }
 
 #[cfg(test)]
@@ -213,35 +185,34 @@ mod tests {
             },
         )
         .unwrap();
-        let catalog = Arc::new(RwLock::new(Catalog::scan(Vec::new())));
-        let source = AgentSource::new(Arc::new(registry), "a", catalog);
-        let caller = Caller {
-            space: UserSpace {
-                user: "tester".into(),
-                home: "/nonexistent".into(),
-            },
-        };
+        let catalog = WatchedCatalog::unwatched(Catalog::scan(Vec::new()));
+        let source = AgentSource::new(Arc::new(registry), "a", &catalog);
+        let caller = Caller::new(UserSpace {
+            user: "tester".into(),
+            home: "/nonexistent".into(),
+        });
         // The hints are listed; the deadline is not a hint but goes with the call.
-        let listed: HashMap<String, Option<ToolAnnotations>> = source
+        let listed: HashMap<String, Option<Hints>> = source
             .tools(&caller)
+            .await
             .into_iter()
-            .map(|t| (t.name, t.annotations))
+            .map(|t| (t.name, t.hints))
             .collect();
         assert_eq!(listed["quick"], None);
         assert_eq!(listed["plain"], None);
         assert_eq!(
             listed["reader"],
-            Some(ToolAnnotations::from_raw(
-                None,
-                Some(true),
-                Some(false),
-                Some(true),
-                Some(false)
-            ))
+            Some(Hints {
+                read_only: Some(true),
+                destructive: Some(false),
+                idempotent: Some(true),
+                open_world: Some(false),
+            })
         );
-        let quick = source.resolve(&caller, "quick").unwrap();
+        let quick = source.resolve(&caller, "quick").await.unwrap();
         assert_eq!(quick.timeout, Some(Duration::from_millis(200)));
-        assert_eq!(source.resolve(&caller, "plain").unwrap().timeout, None);
-        assert!(source.resolve(&caller, "nope").is_none());
+        let plain = source.resolve(&caller, "plain").await.unwrap();
+        assert_eq!(plain.timeout, None);
+        assert!(source.resolve(&caller, "nope").await.is_none());
     }
 }

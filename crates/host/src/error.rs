@@ -1,0 +1,37 @@
+//! Why a host could not boot or serve.
+
+use toolhost_catalog::CatalogError;
+use toolhost_runtime::RuntimeError;
+use toolhost_toolsets::BootError;
+
+use crate::ConfigError;
+
+/// What went wrong, by layer: each names the file, tool root, plugin or user at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// `toolhost.toml` is unreadable or wrong.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A tool root or a user name is wrong.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// The runtime could not start (its configuration, the sandbox, the cache).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// A plugin, tool set or MCP server of the configuration failed to boot.
+    #[error(transparent)]
+    ToolSets(#[from] BootError),
+    /// An agent the configuration does not define.
+    #[error("no agent `{0}` in toolhost.toml ([agents.ID])")]
+    UnknownAgent(String),
+    /// The HTTP surfaces would be open to the network without authentication.
+    #[error(
+        "refusing to listen on {0} without authentication: add [[serve.tokens]] to toolhost.toml, or listen on 127.0.0.1"
+    )]
+    Unauthenticated(std::net::SocketAddr),
+    /// A default user was named while tokens name the users.
+    #[error(
+        "--user names the one user served without tokens; with [[serve.tokens]] each token names its user"
+    )]
+    UserWithTokens,
+}

@@ -1,0 +1,205 @@
+//! The host: everything a surface needs, booted once in one order and shut down in the
+//! reverse one.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use toolhost_catalog::{Catalog, Root};
+use toolhost_runtime::{Runtime, ToolEnv};
+use toolhost_toolsets::Registry;
+
+use crate::store::{AgentStore, CallLog, TokenStore, TracingCallLog};
+use crate::{
+    AgentSource, Caller, CatalogSource, ConfigFile, HostError, Tokens, WatchedCatalog,
+    boot_registry, homes_dir, user_space,
+};
+
+/// What to boot.
+pub struct HostOptions {
+    /// The operator's configuration.
+    pub config: ConfigFile,
+    /// The tool roots, in override order (later roots win by tool name).
+    pub roots: Vec<Root>,
+    /// The data directory (`DATA_PATH`): homes at `DATA_PATH/USER`, per-user tools at
+    /// `DATA_PATH/USER/tools`. Without one, homes live under Toolhost's own data folder.
+    pub data: Option<PathBuf>,
+    /// The caller when a surface names none (stdio, HTTP without tokens); `default`
+    /// when `None`.
+    pub user: Option<String>,
+    /// Boot the tool-set registry too (plugins, tool sets, MCP servers): for agents.
+    pub tool_sets: bool,
+    /// Watch the tool roots and reload on edits (a long-running surface does).
+    pub watch: bool,
+}
+
+/// Which tools a catalog source shows a caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogView {
+    /// The catalog alone (its roots may include the one user's own).
+    Shared,
+    /// The catalog, overridden for each caller by their `DATA_PATH/USER/tools`.
+    PerCaller,
+}
+
+/// A booted host. Dropping it stops watching; [`Host::shutdown`] also stops the runtime's
+/// workers and the tool sets' MCP servers in order.
+pub struct Host {
+    config: Arc<ConfigFile>,
+    catalog: Arc<WatchedCatalog>,
+    runtime: Runtime,
+    registry: Option<Arc<Registry>>,
+    default_caller: Caller,
+    tokens: Arc<Tokens>,
+    data: Option<PathBuf>,
+    call_log: Arc<dyn CallLog>,
+}
+
+impl Host {
+    /// Boots the host: checks every user name the configuration holds, scans the catalog,
+    /// starts the runtime and, when asked, the tool-set registry. Must be called inside a
+    /// Tokio runtime (watchers and workers run on it).
+    pub fn boot(options: HostOptions) -> Result<Host, HostError> {
+        let HostOptions {
+            config,
+            roots,
+            data,
+            user,
+            tool_sets,
+            watch,
+        } = options;
+        // First: a name that breaks the user-name rule must not reach anything.
+        let default_caller = Caller::new(user_space(data.as_deref(), user.as_deref())?);
+        let mut tokens = Tokens::default();
+        for t in &config.serve.tokens {
+            tokens.insert(
+                &t.sha256,
+                Caller::new(user_space(data.as_deref(), Some(&t.user))?),
+            )?;
+        }
+        let catalog = Catalog::scan(roots);
+        let catalog = Arc::new(if watch {
+            WatchedCatalog::watch(catalog)
+        } else {
+            WatchedCatalog::unwatched(catalog)
+        });
+        let env = tool_env(&config, &catalog.read(), homes_dir(data.as_deref()));
+        let runtime = Runtime::new(config.runtime.clone(), env)?;
+        let registry = if tool_sets {
+            Some(Arc::new(boot_registry(&config, catalog.shared())?))
+        } else {
+            None
+        };
+        Ok(Host {
+            config: Arc::new(config),
+            catalog,
+            runtime,
+            registry,
+            default_caller,
+            tokens: Arc::new(tokens),
+            data,
+            call_log: Arc::new(TracingCallLog),
+        })
+    }
+
+    /// The configuration it booted with.
+    pub fn config(&self) -> &ConfigFile {
+        &self.config
+    }
+
+    /// Runs every call.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// The catalog of its tool roots.
+    pub fn catalog(&self) -> &Arc<WatchedCatalog> {
+        &self.catalog
+    }
+
+    /// The tool-set registry, when booted with `tool_sets`.
+    pub fn registry(&self) -> Option<&Arc<Registry>> {
+        self.registry.as_ref()
+    }
+
+    /// The caller when a surface names none.
+    pub fn default_caller(&self) -> &Caller {
+        &self.default_caller
+    }
+
+    /// The agents it serves.
+    pub fn agents(&self) -> Arc<dyn AgentStore> {
+        Arc::clone(&self.config) as Arc<dyn AgentStore>
+    }
+
+    /// The bearer tokens its HTTP surfaces accept.
+    pub fn tokens(&self) -> Arc<dyn TokenStore> {
+        Arc::clone(&self.tokens) as Arc<dyn TokenStore>
+    }
+
+    /// Where finished calls are recorded.
+    pub fn call_log(&self) -> Arc<dyn CallLog> {
+        Arc::clone(&self.call_log)
+    }
+
+    /// The catalog as a tool source. [`CatalogView::PerCaller`] needs a data directory;
+    /// without one it is the shared view.
+    pub fn catalog_source(&self, view: CatalogView) -> Arc<CatalogSource> {
+        let data = match view {
+            CatalogView::PerCaller => self.data.clone(),
+            CatalogView::Shared => None,
+        };
+        Arc::new(CatalogSource::new(Arc::clone(&self.catalog), data))
+    }
+
+    /// `agent`'s resolved tool sets as a tool source. Boots with `tool_sets` only.
+    pub fn agent_source(&self, agent: &str) -> Result<Arc<AgentSource>, HostError> {
+        let registry = match &self.registry {
+            Some(r) if r.config().agents.contains_key(agent) => r,
+            _ => return Err(HostError::UnknownAgent(agent.to_string())),
+        };
+        Ok(Arc::new(AgentSource::new(
+            Arc::clone(registry),
+            agent,
+            &self.catalog,
+        )))
+    }
+
+    /// Stops the runtime's workers, then the tool sets' MCP servers. Calls still running
+    /// are cancelled.
+    pub async fn shutdown(&self) {
+        self.runtime.shutdown().await;
+        if let Some(registry) = &self.registry {
+            registry.shutdown().await;
+        }
+    }
+}
+
+/// Refuses to serve HTTP on `addr` when that would let anyone in: anything but loopback
+/// needs `[[serve.tokens]]`, and with tokens no default user may be named (`user_named`).
+/// Checked before booting, so that nothing starts for a server that must not.
+pub fn check_exposure(
+    config: &ConfigFile,
+    addr: SocketAddr,
+    user_named: bool,
+) -> Result<(), HostError> {
+    let no_tokens = config.serve.tokens.is_empty();
+    if no_tokens && !addr.ip().is_loopback() {
+        return Err(HostError::Unauthenticated(addr));
+    }
+    if !no_tokens && user_named {
+        return Err(HostError::UserWithTokens);
+    }
+    Ok(())
+}
+
+/// The environment of tools run for `catalog`'s roots, for users whose homes lie in
+/// `homes`: the one place it is built.
+pub fn tool_env(config: &ConfigFile, catalog: &Catalog, homes: PathBuf) -> ToolEnv {
+    ToolEnv {
+        vars: config.env.clone(),
+        resources: config.resources_json(),
+        tools_dirs: catalog.roots().iter().map(|r| r.path.clone()).collect(),
+        homes: Some(homes),
+    }
+}

@@ -1,0 +1,38 @@
+//! The host every surface shares: the MCP server, the HTTP API, the console and the CLI
+//! boot the same [`Host`] and serve tools through the same [`ToolSource`] interface.
+//!
+//! - [`ConfigFile`]: `toolhost.toml`, loaded and checked (every error names the file,
+//!   section and key).
+//! - [`Host::boot`]: callers checked, the catalog scanned and watched, the runtime
+//!   started, the tool-set registry booted when agents are served; [`Host::shutdown`]
+//!   stops them in order.
+//! - [`Caller`] and [`Tokens`]: who is calling, and which bearer token names whom.
+//! - [`ToolSource`], with [`CatalogSource`] and [`AgentSource`]: the tools one caller
+//!   sees, as protocol-free [`ToolInfo`]s, and a [`Change`] whenever they may differ.
+//! - [`store`]: the interfaces a store implements (agents, tokens, the call log).
+#![warn(missing_docs, unreachable_pub)]
+
+mod agent_source;
+mod caller;
+mod catalog_source;
+mod config;
+mod error;
+mod host;
+mod registry;
+mod source;
+pub mod store;
+mod tokens;
+mod users;
+mod watched;
+
+pub use agent_source::AgentSource;
+pub use caller::Caller;
+pub use catalog_source::CatalogSource;
+pub use config::{ConfigError, ConfigFile, ServeConfig, TokenConfig};
+pub use error::HostError;
+pub use host::{CatalogView, Host, HostOptions, check_exposure, tool_env};
+pub use registry::boot_registry;
+pub use source::{Change, Hints, ToolInfo, ToolSource};
+pub use tokens::{Tokens, hash_token, is_token_hash};
+pub use users::{absolute_path, homes_dir, user_space};
+pub use watched::WatchedCatalog;
