@@ -41,6 +41,15 @@ const STACK_MAX: usize = 512 << 20;
 /// Reported instead of propagating a panic from the parser or semantic analysis.
 const ANALYSIS_FAILED: &str = "the entry file could not be analysed: the JavaScript parser failed on it; check it with `node --check`";
 
+impl Diagnostic {
+    /// Whether this finding stands for a panic inside the linter rather than for anything
+    /// in the file: the user still gets a finding, but tests must tell the two apart, or
+    /// "the linter survives any text" could never fail.
+    pub fn is_analysis_failure(&self) -> bool {
+        self.code == Code::EntrySyntax && self.message == ANALYSIS_FAILED
+    }
+}
+
 /// Parses an entry file with oxc and reports the seed's common mistakes.
 ///
 /// Runs on its own thread with a stack sized for the source, so deep nesting does not
