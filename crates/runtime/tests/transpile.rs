@@ -498,11 +498,11 @@ fn syntax_errors_name_file_line_and_column() {
     assert!(!shown.contains('\n'), "{shown}");
 
     // Errors found by semantic analysis (not the parser) are syntax errors too. Like
-    // `toolhost check`, the position is oxc's first label: here the first declaration.
+    // `toolhost check`, the position is the redeclaration, not the valid first declaration.
     let err = t.transpile(path, "let a = 1;\n  let a = 2;\n").unwrap_err();
     assert!(
         err.to_string().starts_with(
-            "tools/x/index.ts:1:5: TypeScript syntax error: Identifier `a` has already been declared"
+            "tools/x/index.ts:2:7: TypeScript syntax error: Identifier `a` has already been declared"
         ),
         "{err}"
     );

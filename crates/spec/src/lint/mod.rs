@@ -101,7 +101,19 @@ fn lint_source(path: &Path, source: &str, typescript: bool) -> Vec<Diagnostic> {
     diagnostics
 }
 
-/// One syntax error: where oxc's first label starts (if it has one) and oxc's message.
+/// Where an oxc error points: the label oxc marks primary, else the label that starts
+/// latest. oxc lists context first in many errors (the first declaration of a redeclared
+/// name, the opening bracket), and reads left to right, so the error was found at the
+/// latest label: a redeclaration points at the second `let`, not the valid first one.
+pub fn error_offset(labels: &[oxc_span::LabeledSpan]) -> Option<u32> {
+    labels
+        .iter()
+        .find(|l| l.primary())
+        .or_else(|| labels.iter().max_by_key(|l| l.offset()))
+        .map(oxc_span::LabeledSpan::offset)
+}
+
+/// One syntax error: where it points (see [`error_offset`]) and oxc's message.
 struct SyntaxError {
     offset: Option<u32>,
     message: String,
@@ -140,7 +152,7 @@ fn parse_as<'a>(
             .diagnostics
             .errors()
             .map(|d| SyntaxError {
-                offset: d.labels.first().map(oxc_span::LabeledSpan::offset),
+                offset: error_offset(&d.labels),
                 message: d.message.to_string(),
             })
             .collect();
@@ -161,7 +173,7 @@ fn parse_as<'a>(
             .diagnostics
             .errors()
             .map(|d| SyntaxError {
-                offset: d.labels.first().map(oxc_span::LabeledSpan::offset),
+                offset: error_offset(&d.labels),
                 message: d.message.to_string(),
             })
             .collect());
