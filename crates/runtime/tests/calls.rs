@@ -235,6 +235,16 @@ async fn deadlines_from_the_caller_the_tool_and_progress() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_crashing_tool_ends_only_its_own_calls() {
     let e = env();
+    // Another user's call is in flight on its own worker while ada's tools crash hers.
+    let (bob_marker, bob_marker_arg) = e.file("bob@example.com", "aborted");
+    let mut req = e.request(tool("respects_abort"), json!({"marker": bob_marker_arg}));
+    req.user = e.user("bob@example.com");
+    let mut bobs_call = e.runtime.call(req);
+    wait_for_progress(&mut bobs_call, "waiting for abort").await;
+    let groups = e.runtime.worker_process_groups();
+    assert_eq!(groups.len(), 1, "bob's worker only: {groups:?}");
+    let bobs_worker = groups[0];
+
     let r = e.call("exits", json!({})).await;
     assert!(
         r.is_error && text(&r).contains("exited with status 3"),
@@ -242,7 +252,22 @@ async fn a_crashing_tool_ends_only_its_own_calls() {
     );
     let r = e.call("timer_crash", json!({})).await;
     assert!(r.is_error && text(&r).contains("the tool failed"), "{r:?}");
-    // Another user's worker was untouched; this user gets a new one.
+
+    // Bob's worker was untouched: its processes still run, and his call still answers.
+    assert!(
+        e.runtime.worker_process_groups().contains(&bobs_worker),
+        "bob's worker left the pool"
+    );
+    let members = common::group_members(bobs_worker);
+    assert!(
+        members.iter().any(|(_, cmd)| cmd.contains("harness.mjs")),
+        "bob's worker is gone: {members:?}"
+    );
+    bobs_call.cancel();
+    let r = bobs_call.result().await;
+    assert_eq!((text(&r).as_str(), r.is_error), ("cancelled", true));
+    assert_eq!(std::fs::read_to_string(&bob_marker).unwrap(), "aborted");
+    // Ada gets a new worker.
     let r = e.call("echo", json!({"text": "still here"})).await;
     assert_eq!(text(&r), "still here\nnumber undefined");
 }
