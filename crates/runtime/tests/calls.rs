@@ -14,6 +14,15 @@ fn text(r: &toolhost_runtime::ToolResult) -> String {
     r.joined_text()
 }
 
+/// Waits until `done` holds, for at most a generous 10 s: a loaded machine is slow, and a
+/// test must not race it. The caller then asserts what it waited for.
+async fn wait_until(mut done: impl FnMut() -> bool) {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while !done() && Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Drives a call until the tool reports `expected` (so it is surely running).
 async fn wait_for_progress(call: &mut toolhost_runtime::Call, expected: &str) {
     match call.next().await {
@@ -174,12 +183,8 @@ async fn a_tool_that_ignores_cancellation_is_killed_and_its_worker_replaced() {
     let r = call.result().await;
     assert_eq!((text(&r).as_str(), r.is_error), ("cancelled", true));
     // SIGKILL is asynchronous: the processes leave the table shortly after the result.
-    let grace = Instant::now() + Duration::from_secs(10);
-    let mut left = common::group_members(pgid);
-    while !left.is_empty() && Instant::now() < grace {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        left = common::group_members(pgid);
-    }
+    wait_until(|| common::group_members(pgid).is_empty()).await;
+    let left = common::group_members(pgid);
     assert!(
         left.is_empty(),
         "the worker that ignored cancellation survived: {left:?}"
@@ -501,13 +506,15 @@ async fn the_pool_is_bounded_and_idle_workers_retire() {
         };
         calls.push(tokio::spawn(e.runtime.call(req).result()));
     }
-    let mut peak = 0;
+    // The pool is watched for as long as the calls run, however long that takes here.
+    let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let watcher = {
-        let e = Arc::clone(&e);
+        let (e, running) = (Arc::clone(&e), Arc::clone(&running));
         tokio::spawn(async move {
-            for _ in 0..40 {
+            let mut peak = 0;
+            while running.load(std::sync::atomic::Ordering::Acquire) {
                 peak = peak.max(e.runtime.workers().await);
-                tokio::time::sleep(Duration::from_millis(25)).await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
             }
             peak
         })
@@ -515,9 +522,14 @@ async fn the_pool_is_bounded_and_idle_workers_retire() {
     for call in calls {
         assert_eq!(text(&call.await.unwrap()), "done after 2");
     }
+    running.store(false, std::sync::atomic::Ordering::Release);
     assert!(watcher.await.unwrap() <= 2, "more than 2 workers at once");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(e.runtime.workers().await, 0, "idle workers retire");
+    // Idle workers retire (after 400 ms idle, on the pool's own clock).
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while e.runtime.workers().await > 0 {
+        assert!(Instant::now() < give_up, "idle workers never retired");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 // F7: every host-side step of a call runs under the call's deadline; waiting for a worker
@@ -605,10 +617,10 @@ async fn native_tools_share_the_call_path() {
         text(&r),
         "invalid arguments: missing required parameter `b`"
     );
-    let (canceller, call) = common::spawn_call(&e.runtime, req(json!({"a": 0, "b": 0})));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    canceller.cancel();
-    assert_eq!(text(&call.await.unwrap()), "cancelled");
+    let mut call = e.runtime.call(req(json!({"a": 0, "b": 0})));
+    wait_for_progress(&mut call, "adding").await;
+    call.cancel();
+    assert_eq!(text(&call.result().await), "cancelled");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -621,12 +633,7 @@ async fn dropping_a_call_cancels_it() {
     wait_for_progress(&mut call, "waiting for abort").await;
     assert!(!marker.exists());
     drop(call);
-    for _ in 0..50 {
-        if marker.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until(|| marker.exists()).await;
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "aborted");
 }
 
@@ -638,22 +645,19 @@ async fn killing_a_tool_leaves_no_orphan_processes() {
         .runtime
         .call(e.request(tool("spawns_child"), json!({"tag": tag})));
     wait_for_progress(&mut call, "child started").await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Spawned, but its command line shows the tag only once `sh` has started.
+    wait_until(|| !common::pids_running(&tag).is_empty()).await;
     assert!(
         !common::pids_running(&tag).is_empty(),
         "the child should be running"
     );
     call.cancel();
     assert_eq!(text(&call.result().await), "cancelled");
-    for _ in 0..40 {
-        if common::pids_running(&tag).is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "the tool's child outlived it: {:?}",
-        common::pids_running(&tag)
+    wait_until(|| common::pids_running(&tag).is_empty()).await;
+    assert_eq!(
+        common::pids_running(&tag),
+        Vec::<i32>::new(),
+        "the tool's child outlived it"
     );
 }
 
@@ -730,10 +734,7 @@ async fn a_background_child_neither_blocks_the_result_nor_outlives_the_call() {
     let r = e.runtime.call(req).result().await;
     assert_eq!((text(&r).as_str(), r.is_error), ("answer", false));
     // SIGKILL is asynchronous: the child leaves the process table shortly after.
-    let grace = Instant::now() + Duration::from_secs(10);
-    while !common::pids_running(&tag).is_empty() && Instant::now() < grace {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(|| common::pids_running(&tag).is_empty()).await;
     assert!(
         common::pids_running(&tag).is_empty(),
         "the background child outlived the call"

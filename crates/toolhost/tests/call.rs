@@ -1,9 +1,9 @@
 //! `toolhost call` as a user runs it.
 #![allow(clippy::unwrap_used)]
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -152,18 +152,24 @@ fn ctrl_c_cancels_the_call() {
     let home = t.path().join("data/toolhost/users/default");
     std::fs::create_dir_all(&home).unwrap();
     let marker = home.join("aborted");
-    let child = toolhost(t.path())
+    let mut child = toolhost(t.path())
         .arg("respects_abort")
         .arg("marker=/officer/user/aborted")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Ctrl-C once the tool is surely running: it says so as progress.
+    let mut stderr = String::new();
+    let mut lines = BufReader::new(child.stderr.take().unwrap());
+    while !stderr.contains("progress: waiting for abort\n") {
+        let n = lines.read_line(&mut stderr).unwrap();
+        assert!(n > 0, "the call ended before the tool ran: {stderr}");
+    }
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    lines.read_to_string(&mut stderr).unwrap();
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("cancelling") && stderr.contains("error: cancelled"),
