@@ -279,10 +279,18 @@ async fn a_crashing_tool_ends_only_its_own_calls() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn huge_results_are_cut_and_host_memory_stays_bounded() {
+    let name = common::test_name(
+        module_path!(),
+        "huge_results_are_cut_and_host_memory_stays_bounded",
+    );
+    if !common::alone(&name) {
+        return;
+    }
     let e = env();
-    let rss_before = rss_kib();
+    // The peak while the call runs, not what is left at its end.
+    let rss_before = common::reset_peak_rss_kib();
     let r = e.call("big_result", json!({"mib": 100})).await;
-    let grown_mib = (rss_kib().saturating_sub(rss_before)) / 1024;
+    let grown_mib = common::peak_rss_kib().saturating_sub(rss_before) / 1024;
     assert!(!r.is_error);
     let body = r.content[0]["text"].as_str().unwrap();
     assert_eq!(body.len(), 1024 * 1024, "cut to the 1 MiB default");
@@ -295,12 +303,6 @@ async fn huge_results_are_cut_and_host_memory_stays_bounded() {
         grown_mib < 64,
         "host memory grew by {grown_mib} MiB for a 100 MiB result"
     );
-}
-
-fn rss_kib() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -744,13 +746,12 @@ async fn a_background_child_neither_blocks_the_result_nor_outlives_the_call() {
     );
 }
 
-/// What a caller saw of a call's progress: how many updates, the last one, the longest
-/// text, and the host's peak RSS while reading them.
+/// What a caller saw of a call's progress: how many updates, the last one, and the
+/// longest text.
 struct ProgressSeen {
     count: usize,
     last: Option<toolhost_runtime::Progress>,
     longest: usize,
-    peak_rss_kib: usize,
 }
 
 /// Reads a call to its end without keeping its updates (a flood must not cost the test
@@ -762,7 +763,6 @@ async fn drain_progress(
         count: 0,
         last: None,
         longest: 0,
-        peak_rss_kib: rss_kib(),
     };
     loop {
         match call.next().await.unwrap() {
@@ -772,15 +772,9 @@ async fn drain_progress(
                 }
                 seen.count += 1;
                 seen.longest = seen.longest.max(p.text().len());
-                if seen.count.is_multiple_of(4096) {
-                    seen.peak_rss_kib = seen.peak_rss_kib.max(rss_kib());
-                }
                 seen.last = Some(p);
             }
-            toolhost_runtime::CallEvent::Done(r) => {
-                seen.peak_rss_kib = seen.peak_rss_kib.max(rss_kib());
-                return (r, seen);
-            }
+            toolhost_runtime::CallEvent::Done(r) => return (r, seen),
         }
     }
 }
@@ -815,9 +809,16 @@ async fn a_flood_of_progress_lines_keeps_the_last_and_cuts_the_huge_one() {
 /// stays bounded meanwhile and the caller then sees few of them, the last one included.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_progress_flood_past_a_caller_that_falls_behind_is_coalesced() {
+    let name = common::test_name(
+        module_path!(),
+        "a_progress_flood_past_a_caller_that_falls_behind_is_coalesced",
+    );
+    if !common::alone(&name) {
+        return;
+    }
     let e = env();
     let (done, done_arg) = e.file("ada@example.com", "flood-written");
-    let rss_before = rss_kib();
+    let rss_before = common::reset_peak_rss_kib();
     let mut call = e.runtime.call(e.request(
         tool("progress_flood"),
         json!({"n": 200_000, "big_mb": 5, "done": done_arg}),
@@ -832,13 +833,10 @@ async fn a_progress_flood_past_a_caller_that_falls_behind_is_coalesced() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // Let the host take in what the tool wrote while the caller still does not read.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let backlog_kib = rss_kib();
     let (r, seen) = drain_progress(&mut call).await;
-    let grown_mib = backlog_kib
-        .max(seen.peak_rss_kib)
-        .saturating_sub(rss_before)
-        / 1024;
+    let grown_mib = common::peak_rss_kib().saturating_sub(rss_before) / 1024;
     assert_eq!((text(&r).as_str(), r.is_error), ("flooded", false));
     let last = seen.last.unwrap();
     assert_eq!((last.text().as_str(), last.seq), ("LAST", 200_002));
