@@ -39,7 +39,7 @@ use oxc_transformer::{
     TypeScriptOptions,
 };
 use sha2::{Digest, Sha256};
-use toolhost_spec::LineIndex;
+use toolhost_spec::{LineIndex, error_offset};
 
 use crate::tool_folder::{MAX_SOURCE_BYTES, Stamp, ToolFolder, Unread};
 
@@ -53,14 +53,15 @@ const STACK_BASE: usize = 16 << 20;
 const STACK_PER_SOURCE_BYTE: usize = 2 << 10;
 const STACK_MAX: usize = 512 << 20;
 
-/// The first error of oxc's `Diagnostics`: where its first label starts, and its message.
+/// The first error of oxc's `Diagnostics`: where it points (as `toolhost check` says, by
+/// [`error_offset`]), and its message.
 /// (A macro: the diagnostics type lives in a crate this one does not name.)
 macro_rules! first_error {
     ($diagnostics:expr) => {
         $diagnostics
             .errors()
             .next()
-            .map(|d| (d.labels.first().map(|l| l.offset()), d.message.to_string()))
+            .map(|d| (error_offset(&d.labels), d.message.to_string()))
     };
 }
 
@@ -430,7 +431,7 @@ fn transpile_inner(path: &Path, source: &str) -> Result<String, TranspileError> 
             });
         }
     };
-    // Errors point at a byte offset (the start of oxc's first label), shown as line:column.
+    // Errors point at a byte offset (see `first_error!`), shown as line:column.
     let index = LineIndex::new(source);
     let syntax = |offset: Option<u32>, message: &str| {
         let p = index.position(offset.map_or(0, |o| o as usize));

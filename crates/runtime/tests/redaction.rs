@@ -45,6 +45,24 @@ impl Capture {
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
+
+    /// The logs once every one of `lines` is in them: the worker's output tasks log a
+    /// tool's lines after its call has returned, so the test waits for them to arrive.
+    async fn once_logged(&self, lines: &[&str]) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let logs = self.text();
+            let missing: Vec<_> = lines.iter().filter(|l| !logs.contains(**l)).collect();
+            if missing.is_empty() {
+                return logs;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{missing:?} never reached the logs:\n{logs}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -75,21 +93,15 @@ async fn secrets_never_reach_logs_progress_errors_or_results() {
         .await;
     seen += &r.joined_text();
 
-    // Let the worker's stdout task log the child's line.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let logs = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
-    assert!(
-        logs.contains("using token [REDACTED]"),
-        "console.log is captured (and redacted):\n{logs}"
-    );
-    assert!(
-        logs.contains("child sees [REDACTED]"),
-        "a child's inherited stdout is captured:\n{logs}"
-    );
-    assert!(
-        logs.contains("auth failed for [REDACTED]"),
-        "the stack goes to the logs:\n{logs}"
-    );
+    // console.log is captured (and redacted), a child's inherited stdout too, and the
+    // stack goes to the logs.
+    let logs = capture
+        .once_logged(&[
+            "using token [REDACTED]",
+            "child sees [REDACTED]",
+            "auth failed for [REDACTED]",
+        ])
+        .await;
     assert!(
         !logs.contains(SECRET),
         "the secret leaked into the logs:\n{logs}"
@@ -157,16 +169,13 @@ async fn secrets_stay_out_of_rejections_crashes_error_results_and_python_stderr(
             seen += &all;
         }
     }
-    // Let the worker's stderr task log what is left.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let logs = capture.text();
-    for line in [
-        "stderr sees [REDACTED]",
-        "a timer crashed with [REDACTED]",
-        "nobody handled [REDACTED]",
-    ] {
-        assert!(logs.contains(line), "{line:?} is not in the logs:\n{logs}");
-    }
+    let logs = capture
+        .once_logged(&[
+            "stderr sees [REDACTED]",
+            "a timer crashed with [REDACTED]",
+            "nobody handled [REDACTED]",
+        ])
+        .await;
     for secret in secrets {
         assert!(
             !logs.contains(secret),
@@ -235,9 +244,11 @@ async fn a_timer_crashing_after_the_result_does_not_log_the_secret() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    // Let the worker's stderr task log its last lines.
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let logs = capture.text();
+    // The worker's last words, redacted, down to the version line Node.js ends a crash
+    // report with: the secret is checked once they are all in.
+    let logs = capture
+        .once_logged(&["a late timer crashed with [REDACTED]", "Node.js v"])
+        .await;
     assert!(
         !logs.contains(secret),
         "the secret leaked into the logs:\n{logs}"

@@ -14,6 +14,6 @@ mod yaml;
 
 pub use diagnostic::{Code, Diagnostic, LineIndex, Position, Severity};
 pub use folder::{Entry, FolderReport, LoadOptions, TOOL_MD, inspect_folder, load_folder};
-pub use lint::lint_entry;
+pub use lint::{error_offset, lint_entry};
 pub use manifest::{Input, InputType, Language, ToolManifest};
 pub use parse::{Parsed, parse_tool_md, peek_version};

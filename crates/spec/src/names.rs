@@ -28,20 +28,24 @@ pub fn is_snake_case(name: &str) -> bool {
 /// `../evil` suggests `evil`; a name with nothing usable suggests `my_tool`).
 pub fn to_snake_case(name: &str) -> String {
     let mut words = String::with_capacity(name.len() + 4);
-    let mut prev_lower = false;
-    for c in name.chars() {
+    let (mut prev_lower, mut prev_upper) = (false, false);
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
         if c.is_ascii_uppercase() {
-            if prev_lower {
+            // A word starts after a lowercase letter or digit (`webSearch`), and at the
+            // last capital of an acronym that a word follows (`HTTPGet` is `http_get`).
+            let next_lower = chars.peek().is_some_and(char::is_ascii_lowercase);
+            if prev_lower || (prev_upper && next_lower) {
                 words.push('_');
             }
             words.push(c.to_ascii_lowercase());
-            prev_lower = false;
+            (prev_lower, prev_upper) = (false, true);
         } else if c.is_ascii_lowercase() || c.is_ascii_digit() {
             words.push(c);
-            prev_lower = true;
+            (prev_lower, prev_upper) = (true, false);
         } else if matches!(c, '-' | ' ' | '.' | '_') {
             words.push('_');
-            prev_lower = false;
+            (prev_lower, prev_upper) = (false, false);
         }
     }
     let mut out = String::with_capacity(words.len());
@@ -65,6 +69,15 @@ pub fn to_snake_case(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn suggestions_are_always_valid_names(name in "(\\PC|[A-Z]){0,80}") {
+            let s = to_snake_case(&name);
+            prop_assert!(is_snake_case(&s) && is_valid_tool_name(&s), "{:?} -> {:?}", name, s);
+        }
+    }
 
     #[test]
     fn tool_names() {
@@ -86,13 +99,24 @@ mod tests {
         assert!(!is_snake_case("1abc"));
         assert_eq!(to_snake_case("webSearch"), "web_search");
         assert_eq!(to_snake_case("web-search"), "web_search");
-        assert_eq!(to_snake_case("HTTPGet"), "httpget");
+        assert_eq!(to_snake_case("HTTPGet"), "http_get");
+        assert_eq!(to_snake_case("getHTTPResponse"), "get_http_response");
+        assert_eq!(to_snake_case("parseURL"), "parse_url");
+        assert_eq!(to_snake_case("HTTP2Get"), "http2_get");
+        assert_eq!(to_snake_case("ID"), "id");
         // Suggestions are always valid names (review row 72 suggested "__/evilnew").
         assert_eq!(to_snake_case("../evilnew"), "evilnew");
         assert_eq!(to_snake_case("a/b c"), "ab_c");
         assert_eq!(to_snake_case("42 Tools"), "tools");
         assert_eq!(to_snake_case("///"), "my_tool");
-        for odd in ["../evilnew", "héllo wörld", "__x__", &"Ab".repeat(80)] {
+        for odd in [
+            "../evilnew",
+            "héllo wörld",
+            "__x__",
+            &"Ab".repeat(80),
+            &"AB".repeat(40),
+            "A_B-C.D",
+        ] {
             let s = to_snake_case(odd);
             assert!(
                 is_snake_case(&s) && is_valid_tool_name(&s),

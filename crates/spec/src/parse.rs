@@ -609,14 +609,36 @@ impl Cx<'_> {
         }
     }
 
+    /// Where the character `chars` characters into a scalar's value stands: exact when the
+    /// value is spelled verbatim on one line, else the scalar's start.
+    fn pos_within(&self, node: &Node<'_>, chars: usize) -> Position {
+        match node.verbatim_col {
+            Some(col) => Position::new(
+                self.yaml_line + node.start.line().saturating_sub(1),
+                col + chars + 1,
+            ),
+            None => self.pos(node),
+        }
+    }
+
     fn values(&mut self, name: &str, node: &Node<'_>) -> Option<Vec<String>> {
-        let raw: Vec<String> = match &node.data {
-            Data::Scalar(Scalar::String(s)) => s.split(',').map(str::to_string).collect(),
+        // Each value with where it is written, so a duplicate is shown where it repeats.
+        let raw: Vec<(String, Position)> = match &node.data {
+            Data::Scalar(Scalar::String(s)) => {
+                let mut chars = 0;
+                let mut out = Vec::new();
+                for piece in s.split(',') {
+                    let lead = piece.chars().count() - piece.trim_start().chars().count();
+                    out.push((piece.to_string(), self.pos_within(node, chars + lead)));
+                    chars += piece.chars().count() + 1;
+                }
+                out
+            }
             Data::Seq(items) => {
                 let mut out = Vec::new();
                 for item in items {
                     match scalar_text(item) {
-                        Some(s) => out.push(s),
+                        Some(s) => out.push((s, self.pos(item))),
                         None => {
                             let at = self.pos(item);
                             self.error(
@@ -633,7 +655,7 @@ impl Cx<'_> {
             Data::Scalar(Scalar::Null) => Vec::new(),
             _ => {
                 match scalar_text(node) {
-                    Some(s) => vec![s],
+                    Some(s) => vec![(s, self.pos(node))],
                     None => {
                         let at = self.pos(node);
                         self.error(at, Code::FieldType, format!("`values` of input `{name}` must be a comma-separated string or a list"));
@@ -643,9 +665,11 @@ impl Cx<'_> {
             }
         };
         let mut values: Vec<String> = Vec::new();
-        for v in raw.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
+        for (v, at) in raw.iter().map(|(v, at)| (v.trim(), *at)) {
+            if v.is_empty() {
+                continue;
+            }
             if values.iter().any(|seen| seen == v) {
-                let at = self.pos(node);
                 self.warn(
                     at,
                     Code::EnumValuesDuplicate,

@@ -16,6 +16,10 @@ pub const MAX_NODES: usize = 100_000;
 #[derive(Debug, Clone)]
 pub struct Node<'a> {
     pub start: Marker,
+    /// For a scalar whose value stands in the source character for character on one line
+    /// (no escapes, no folding): the 0-based column of its first character, so a finding
+    /// about a part of the value can point at that part.
+    pub verbatim_col: Option<usize>,
     pub data: Data<'a>,
 }
 
@@ -189,6 +193,7 @@ impl<'a> SpannedEventReceiver<'a> for Builder<'a> {
         match ev {
             Event::Scalar(text, style, anchor, tag) => {
                 if self.count(1, at) {
+                    let verbatim = verbatim_col(&text, style, span);
                     let scalar = match (&tag, style) {
                         (None, ScalarStyle::Plain) => Scalar::parse_from_cow(text),
                         (None, _) => Scalar::String(text),
@@ -200,6 +205,7 @@ impl<'a> SpannedEventReceiver<'a> for Builder<'a> {
                     self.attach(
                         Node {
                             start: at,
+                            verbatim_col: verbatim,
                             data: Data::Scalar(scalar),
                         },
                         anchor,
@@ -211,6 +217,7 @@ impl<'a> SpannedEventReceiver<'a> for Builder<'a> {
                     Frame::Seq {
                         node: Node {
                             start: at,
+                            verbatim_col: None,
                             data: Data::Seq(Vec::new()),
                         },
                         anchor,
@@ -223,6 +230,7 @@ impl<'a> SpannedEventReceiver<'a> for Builder<'a> {
                     Frame::Map {
                         node: Node {
                             start: at,
+                            verbatim_col: None,
                             data: Data::Map(Vec::new()),
                         },
                         anchor,
@@ -252,6 +260,7 @@ impl<'a> SpannedEventReceiver<'a> for Builder<'a> {
                     Some(mut node) => {
                         if self.count(node.size(), at) {
                             node.start = at;
+                            node.verbatim_col = None;
                             self.attach(node, 0);
                         }
                     }
@@ -265,6 +274,20 @@ impl<'a> SpannedEventReceiver<'a> for Builder<'a> {
             | Event::DocumentEnd => {}
         }
     }
+}
+
+/// See [`Node::verbatim_col`]. Every escape (`''`, `\n`, `\x41`), every fold, and a tag or
+/// anchor in the span makes the spelling longer than the value, so equal lengths on one
+/// line mean a verbatim copy.
+fn verbatim_col(text: &str, style: ScalarStyle, span: Span) -> Option<usize> {
+    let quotes = match style {
+        ScalarStyle::Plain => 0,
+        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => 1,
+        ScalarStyle::Literal | ScalarStyle::Folded => return None,
+    };
+    let spelled = span.end.index().checked_sub(span.start.index())?;
+    (span.start.line() == span.end.line() && spelled == text.chars().count() + 2 * quotes)
+        .then_some(span.start.col() + quotes)
 }
 
 #[cfg(test)]
@@ -287,6 +310,45 @@ mod tests {
         };
         assert_eq!(items[0].as_str(), Some("x"));
         assert_eq!(items[1].start.line(), 4);
+    }
+
+    #[test]
+    fn scalars_written_verbatim_on_one_line_know_their_column() {
+        let doc = load(concat!(
+            "a: x, y\n",
+            "b:   'x, y'\n",
+            "c: \"x, y\"\n",
+            "d: 'it''s'\n",
+            "e: \"\\x41\"\n",
+            "f: x\n   y\n",
+            "g: |\n  x\n",
+            "h: !!str x\n",
+            "i: &v é, y\n",
+            "j: *v\n",
+            "k: é, ü\n",
+        ))
+        .unwrap()
+        .unwrap();
+        let Data::Map(pairs) = &doc.data else {
+            panic!("not a map")
+        };
+        let cols: Vec<_> = pairs.iter().map(|(_, v)| v.verbatim_col).collect();
+        assert_eq!(
+            cols,
+            [
+                Some(3),
+                Some(6),
+                Some(4),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some(3)
+            ]
+        );
     }
 
     #[test]

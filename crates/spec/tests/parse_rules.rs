@@ -354,6 +354,35 @@ fn values_accept_comma_strings_and_lists() {
     assert_eq!(m.inputs[0].ty, InputType::Enum);
 }
 
+// A duplicate is shown where it repeats (the first spelling is valid); where the value is
+// not written character for character (escapes), at the start of the value.
+#[test]
+fn a_duplicate_enum_value_points_at_the_repeat() {
+    let cases = [
+        ("values: fast, slow, fast", (8, 25)),
+        ("values:   'é,  b ,b'", (8, 23)),
+        ("values: \"a, b, a\"", (8, 20)),
+        ("values: [a, b, a]", (8, 20)),
+        ("values:\n      - a\n      - a", (10, 9)),
+        ("values: \"a, \\x62, b\"", (8, 13)),
+    ];
+    for (values, expected) in cases {
+        let src = md(&format!(
+            "{BASE}inputs:\n  m:\n    type: enum\n    {values}\n    description: d\n"
+        ));
+        let p = parse_tool_md(Path::new("TOOL.md"), src.as_bytes());
+        let found: Vec<_> = p
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let at = d.position.unwrap();
+                (d.code, (at.line, at.column))
+            })
+            .collect();
+        assert_eq!(found, [(Code::EnumValuesDuplicate, expected)], "{values}");
+    }
+}
+
 #[test]
 fn unknown_keys_are_kept() {
     let src = md(&format!("{BASE}retries: 30\ntags: [a, b]\n"));

@@ -613,12 +613,7 @@ fn killing_every_visible_process_touches_nothing_outside() {
 #[test]
 fn a_fork_bomb_is_contained() {
     let h = Host::new("[sandbox]\nmax_processes = 64\n");
-    let started = Instant::now();
     let (_, stdout, stderr) = h.call("fork_many", &["n=100000"]);
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "{stdout}{stderr}"
-    );
     // Review row 25: fork fails with EAGAIN at the cap, until Bash gives up (had it
     // started them all, it would say how many).
     assert!(

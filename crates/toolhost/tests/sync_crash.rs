@@ -95,23 +95,32 @@ fn sigkill_mid_sync_never_leaves_a_mixed_tool() {
     assert!(sync(&seed, &target).wait().unwrap().success());
     assert_eq!(consistent_version(&target), Some(1));
 
-    let mut killed_mid_copy = 0;
-    for round in 0..12u64 {
+    // Kill points from "staging folder just made" to "every file staged, swap imminent".
+    // Each point is tried until a kill lands there: a sync that finishes before the test
+    // sees it reach the point (a fast machine) is checked like the others, and the point
+    // is tried again.
+    const POINTS: usize = 11;
+    let mut landed = 0;
+    let mut rounds = 0;
+    while landed < POINTS {
+        rounds += 1;
+        assert!(
+            rounds <= 20 * POINTS,
+            "only {landed} of {POINTS} kills landed mid-copy in {rounds} rounds"
+        );
         let old = consistent_version(&target).unwrap();
         let new = old + 1;
         write_seed(&seed, new);
         let mut child = sync(&seed, &target);
-        // Kill once the copy has staged round/10 of its files: from "staging folder just
-        // made" to "every file staged, swap imminent". The last rounds run to the end.
-        let kill_at = (FILES as u64 * round / 10) as usize;
+        let kill_at = FILES * landed / (POINTS - 1);
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if child.try_wait().unwrap().is_some() {
                 break;
             }
-            if round < 11 && staged_files(&target).is_some_and(|n| n >= kill_at) {
+            if staged_files(&target).is_some_and(|n| n >= kill_at) {
                 child.kill().unwrap();
-                killed_mid_copy += 1;
+                landed += 1;
                 break;
             }
             assert!(Instant::now() < deadline, "sync did not finish in 60 s");
@@ -121,7 +130,7 @@ fn sigkill_mid_sync_never_leaves_a_mixed_tool() {
         let now = consistent_version(&target).expect("the target tool vanished");
         assert!(
             now == old || now == new,
-            "round {round}: version {now}, expected {old} or {new}"
+            "round {rounds}: version {now}, expected {old} or {new}"
         );
         // Whatever the crash left is hidden from discovery meanwhile.
         let catalog = toolhost_catalog::Catalog::scan(vec![toolhost_catalog::Root {
@@ -135,11 +144,8 @@ fn sigkill_mid_sync_never_leaves_a_mixed_tool() {
             catalog.diagnostics()
         );
     }
-    // The kills must have landed mid-copy for the test to mean anything.
-    assert!(
-        killed_mid_copy >= 8,
-        "only {killed_mid_copy} kills landed mid-copy"
-    );
+    // A sync run to the end, over what the crashes left.
+    write_seed(&seed, consistent_version(&target).unwrap() + 1);
     assert!(sync(&seed, &target).wait().unwrap().success());
     let leftovers: Vec<_> = std::fs::read_dir(&target)
         .unwrap()

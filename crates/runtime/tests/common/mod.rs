@@ -187,3 +187,86 @@ pub fn pids_running(needle: &str) -> Vec<i32> {
     }
     out
 }
+
+/// Live processes in process group `pgid`, read from `/proc` (not from the runtime's own
+/// bookkeeping), each with its command line.
+pub fn group_members(pgid: i32) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the command name in parentheses: state, ppid, pgrp.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
+        if pgrp == Some(pgid) && state != Some("Z") && state != Some("X") {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            out.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+        }
+    }
+    out
+}
+
+/// Set in the child process [`alone`] starts: the name of the test it runs.
+const ALONE: &str = "TOOLHOST_TEST_ALONE";
+
+/// For a test that measures this process (its memory): under `cargo test` other tests run
+/// in the same process meanwhile and would count. Outside that child, runs the test named
+/// `name` again, alone, in a child process of this test binary, asserts it passed, and
+/// returns false; in the child, returns true: the caller then does the measuring.
+pub fn alone(name: &str) -> bool {
+    if std::env::var(ALONE).as_deref() == Ok(name) {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads", "1"])
+        .env(ALONE, name)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    // "1 passed": a name that matched no test would pass too.
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name}, run alone, failed:\n{stdout}\n{stderr}"
+    );
+    false
+}
+
+/// The name libtest knows the test `function` by, from the `module_path!()` of the module
+/// that declares it (the same tests also run as a module of the sandboxed suite).
+pub fn test_name(module: &str, function: &str) -> String {
+    match module.split_once("::") {
+        Some((_, path)) => format!("{path}::{function}"),
+        None => function.to_string(),
+    }
+}
+
+/// Starts measuring this process's peak resident memory afresh; returns the current one.
+pub fn reset_peak_rss_kib() -> usize {
+    std::fs::write("/proc/self/clear_refs", "5").expect(
+        "this kernel cannot reset a process's peak RSS (/proc/self/clear_refs, Linux 4.0+): \
+         the host memory tests need it",
+    );
+    status_kib("VmRSS:")
+}
+
+/// This process's peak resident memory since [`reset_peak_rss_kib`].
+pub fn peak_rss_kib() -> usize {
+    status_kib("VmHWM:")
+}
+
+fn status_kib(key: &str) -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}

@@ -41,6 +41,15 @@ const STACK_MAX: usize = 512 << 20;
 /// Reported instead of propagating a panic from the parser or semantic analysis.
 const ANALYSIS_FAILED: &str = "the entry file could not be analysed: the JavaScript parser failed on it; check it with `node --check`";
 
+impl Diagnostic {
+    /// Whether this finding stands for a panic inside the linter rather than for anything
+    /// in the file: the user still gets a finding, but tests must tell the two apart, or
+    /// "the linter survives any text" could never fail.
+    pub fn is_analysis_failure(&self) -> bool {
+        self.code == Code::EntrySyntax && self.message == ANALYSIS_FAILED
+    }
+}
+
 /// Parses an entry file with oxc and reports the seed's common mistakes.
 ///
 /// Runs on its own thread with a stack sized for the source, so deep nesting does not
@@ -92,7 +101,19 @@ fn lint_source(path: &Path, source: &str, typescript: bool) -> Vec<Diagnostic> {
     diagnostics
 }
 
-/// One syntax error: where oxc's first label starts (if it has one) and oxc's message.
+/// Where an oxc error points: the label oxc marks primary, else the label that starts
+/// latest. oxc lists context first in many errors (the first declaration of a redeclared
+/// name, the opening bracket), and reads left to right, so the error was found at the
+/// latest label: a redeclaration points at the second `let`, not the valid first one.
+pub fn error_offset(labels: &[oxc_span::LabeledSpan]) -> Option<u32> {
+    labels
+        .iter()
+        .find(|l| l.primary())
+        .or_else(|| labels.iter().max_by_key(|l| l.offset()))
+        .map(oxc_span::LabeledSpan::offset)
+}
+
+/// One syntax error: where it points (see [`error_offset`]) and oxc's message.
 struct SyntaxError {
     offset: Option<u32>,
     message: String,
@@ -131,7 +152,7 @@ fn parse_as<'a>(
             .diagnostics
             .errors()
             .map(|d| SyntaxError {
-                offset: d.labels.first().map(oxc_span::LabeledSpan::offset),
+                offset: error_offset(&d.labels),
                 message: d.message.to_string(),
             })
             .collect();
@@ -152,7 +173,7 @@ fn parse_as<'a>(
             .diagnostics
             .errors()
             .map(|d| SyntaxError {
-                offset: d.labels.first().map(oxc_span::LabeledSpan::offset),
+                offset: error_offset(&d.labels),
                 message: d.message.to_string(),
             })
             .collect());
