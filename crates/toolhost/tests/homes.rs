@@ -2,7 +2,7 @@
 //! name names a folder and nothing else; a home never overlaps what users share; a
 //! user's own tools folder is read-only and never followed; the email database needs a
 //! directory of its own; relative paths work. Each test failed on `0126bba`.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 #[path = "mcp/raw_http.rs"]

@@ -2,7 +2,7 @@
 //! the review's attacks on the transpile cache (F1, F2) and on the host's own steps of a
 //! call (F7). Each attack comes with the allowed variant, so a test cannot pass because
 //! the tool itself is broken.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 #[path = "mcp/common.rs"]
