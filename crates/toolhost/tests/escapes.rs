@@ -272,7 +272,12 @@ fn cannot_write_outside_the_writable_paths() {
     ] {
         h.denied("write_file", &[&format!("path={path}")], "EROFS");
     }
-    h.denied("write_file", &["path=/proc/sysrq-trigger"], "E");
+    // S1: the sandbox's /proc has no sysrq-trigger to write.
+    h.denied(
+        "write_file",
+        &["path=/proc/sysrq-trigger"],
+        "ENOENT: no such file or directory, open '/proc/sysrq-trigger'",
+    );
     h.allowed("write_file", &["path=/tmp/fine"], "wrote");
 }
 
@@ -937,8 +942,12 @@ fn cannot_reach_a_tcp_port_on_the_hosts_loopback() {
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
     let to = ["host=127.0.0.1", &format!("port={port}")];
-    // Without the network there is no loopback at all.
-    strict().denied("tcp_connect", &to, "E");
+    // Without the network there is no loopback at all (S1: the refusal, not any error).
+    strict().denied(
+        "tcp_connect",
+        &to,
+        &format!("connect EACCES 127.0.0.1:{port}"),
+    );
     // With it, 127.0.0.1 is the sandbox's own loopback, where nothing listens…
     let h = networked(&format!("network_ports = [{port}]"));
     h.denied("tcp_connect", &to, "ECONNREFUSED");
@@ -1062,10 +1071,28 @@ fn cannot_send_udp() {
 
 #[test]
 fn cannot_resolve_or_reach_an_outside_host() {
+    // S2: a DNS server on the host's loopback, asked directly, answers any tool that
+    // reaches it; an outside name would fail the same way on an offline host.
+    let dns = dns_server();
+    let server = format!("server={dns}");
     let h = strict();
-    h.denied("resolve", &["host=example.com"], "example.com");
-    h.denied("tcp_connect", &["host=1.1.1.1", "port=443"], "E");
+    h.denied(
+        "resolve",
+        &["host=tool.example.test", &server],
+        "queryA ECONNREFUSED tool.example.test",
+    );
+    h.denied(
+        "tcp_connect",
+        &["host=1.1.1.1", "port=443"],
+        "connect EACCES 1.1.1.1:443",
+    );
     h.allowed("resolve", &["host=localhost"], "127.0.0.1");
+    // The same tool code, unconfined, gets the server's answer.
+    Host::new("[sandbox]\nenabled = false\n").allowed(
+        "resolve",
+        &["host=tool.example.test", &server],
+        "203.0.113.7",
+    );
 }
 
 #[test]
@@ -1073,8 +1100,12 @@ fn a_networked_tool_resolves_names_through_the_sandboxs_relay() {
     let dns = dns_server();
     let h = networked(&format!("dns = [\"{dns}\"]"));
     h.allowed("resolve", &["host=tool.example.test"], "203.0.113.7");
-    // Without the network, no name resolves.
-    strict().denied("resolve", &["host=tool.example.test"], "tool.example.test");
+    // Without the network, no name resolves, not even by asking that server directly.
+    strict().denied(
+        "resolve",
+        &["host=tool.example.test", &format!("server={dns}")],
+        "queryA ECONNREFUSED tool.example.test",
+    );
 }
 
 /// A DNS server on the host's loopback that answers every A query with 203.0.113.7 and
@@ -1113,11 +1144,13 @@ fn the_operator_can_forbid_the_network_to_a_tool_that_declares_it() {
     let h = Host::new(&format!(
         "[sandbox]\nnetwork = \"never\"\nnetwork_allow = [\"tcp_connect\"]\nnetwork_ports = [{port}]\nnetwork_private = [\"127.0.0.1/32\"]\n"
     ));
-    h.denied(
-        "tcp_connect",
-        &["host=127.0.0.1", &format!("port={port}")],
-        "E",
-    );
+    let to = ["host=127.0.0.1", &format!("port={port}")];
+    // S1: the refusal itself, and the same tool connecting where the policy allows it.
+    h.denied("tcp_connect", &to, &format!("connect EACCES 127.0.0.1:{port}"));
+    let h = Host::new(&format!(
+        "[sandbox]\nnetwork_allow = [\"tcp_connect\"]\nnetwork_ports = [{port}]\nnetwork_private = [\"127.0.0.1/32\"]\n"
+    ));
+    h.allowed("tcp_connect", &to, "connected");
 }
 
 /// Listeners on the same free port of two host addresses (such as 127.0.0.1 and ::1),
