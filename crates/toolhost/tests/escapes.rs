@@ -115,6 +115,40 @@ impl Host {
         }
     }
 
+    /// `call`, with an account the machine lacks added to the host's /etc/passwd for this
+    /// call alone (a bind mount in a mount namespace of its own); the call must succeed,
+    /// and its stdout is returned.
+    fn call_with_planted_account(&self, tool: &str, args: &[&str]) -> String {
+        machine::root("planting an account in the host's /etc/passwd takes a bind mount");
+        machine::program("unshare", "util-linux");
+        machine::program("mount", "mount");
+        let planted = self.dir.path().join("planted-passwd");
+        let host = std::fs::read_to_string("/etc/passwd").unwrap();
+        std::fs::write(
+            &planted,
+            // First: read_file returns the first 400 bytes.
+            format!("planted_account:x:4242:4242::/home/planted:/bin/sh\n{host}"),
+        )
+        .unwrap();
+        let mut call = self.command(tool, args);
+        call.arg("--tools-dir").arg(&self.tools);
+        let mut cmd = Command::new("unshare");
+        cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(r#"mount --bind "$0" /etc/passwd && exec "$@""#)
+            .arg(&planted)
+            .arg(call.get_program())
+            .args(call.get_args());
+        for (key, value) in call.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        let (code, stdout, stderr) = self.run(cmd);
+        assert_eq!(code, 0, "{tool} {args:?} failed: {stdout}{stderr}");
+        stdout
+    }
+
     /// The call must fail, saying `why`.
     fn denied(&self, tool: &str, args: &[&str], why: &str) {
         let (code, stdout, stderr) = self.call(tool, args);
@@ -205,16 +239,17 @@ fn cannot_read_etc_shadow() {
 
 #[test]
 fn sees_no_host_accounts_in_etc_passwd() {
+    // S4: an account planted in the host's passwd (bind-mounted over /etc/passwd in a
+    // mount namespace of this call's own), so the check never depends on which accounts
+    // the machine happens to have.
     let h = strict();
-    let passwd = h.allowed("read_file", &["path=/etc/passwd"], "root:x:0:0");
-    let host = std::fs::read_to_string("/etc/passwd").unwrap();
-    let hidden = host
-        .lines()
-        .filter_map(|l| l.split(':').next())
-        .find(|u| !["root", "nobody"].contains(u));
-    if let Some(user) = hidden {
-        assert!(!passwd.contains(&format!("{user}:")), "{passwd}");
-    }
+    let passwd = h.call_with_planted_account("read_file", &["path=/etc/passwd"]);
+    assert!(passwd.contains("root:x:0:0"), "{passwd}");
+    assert!(!passwd.contains("planted_account"), "{passwd}");
+    // Unconfined, the same tool reads the planted account: the plant works.
+    let h = Host::new("[sandbox]\nenabled = false\n");
+    let passwd = h.call_with_planted_account("read_file", &["path=/etc/passwd"]);
+    assert!(passwd.contains("planted_account:x:4242"), "{passwd}");
 }
 
 #[test]
@@ -310,6 +345,11 @@ fn cannot_follow_a_symlink_out_of_the_tool_folder() {
 
 #[test]
 fn cannot_follow_a_hard_link_out_of_the_tool_folder() {
+    // S3: only a root host runs tools as another uid than its own, so only there is a file
+    // the host owns out of a tool's reach; elsewhere this fails saying so.
+    machine::root(
+        "a file only root may read is out of a tool's reach only when tools run as another uid",
+    );
     let h = strict();
     // A link someone placed in the folder to a file only root may read.
     let secret = h.dir.path().join("root-only.txt");
@@ -318,11 +358,12 @@ fn cannot_follow_a_hard_link_out_of_the_tool_folder() {
     let (root, tool) = own_read_file(&h);
     std::fs::hard_link(&secret, tool.join("linked")).unwrap();
     let h = Host { tools: root, ..h };
-    if rustix::process::getuid().is_root() {
-        h.denied("read_file", &["path=linked"], "EACCES");
-    }
+    h.denied("read_file", &["path=linked"], "EACCES");
     h.allowed("read_file", &["path=inside.txt"], "inside the folder");
-    // And a tool cannot make a link from its writable space to files it may only read.
+}
+
+#[test]
+fn cannot_hard_link_what_it_may_only_read_into_its_writable_space() {
     let h = strict();
     h.denied(
         "hard_link",
@@ -1146,7 +1187,11 @@ fn the_operator_can_forbid_the_network_to_a_tool_that_declares_it() {
     ));
     let to = ["host=127.0.0.1", &format!("port={port}")];
     // S1: the refusal itself, and the same tool connecting where the policy allows it.
-    h.denied("tcp_connect", &to, &format!("connect EACCES 127.0.0.1:{port}"));
+    h.denied(
+        "tcp_connect",
+        &to,
+        &format!("connect EACCES 127.0.0.1:{port}"),
+    );
     let h = Host::new(&format!(
         "[sandbox]\nnetwork_allow = [\"tcp_connect\"]\nnetwork_ports = [{port}]\nnetwork_private = [\"127.0.0.1/32\"]\n"
     ));
