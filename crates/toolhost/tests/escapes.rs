@@ -119,32 +119,15 @@ impl Host {
     /// call alone (a bind mount in a mount namespace of its own); the call must succeed,
     /// and its stdout is returned.
     fn call_with_planted_account(&self, tool: &str, args: &[&str]) -> String {
-        machine::root("planting an account in the host's /etc/passwd takes a bind mount");
-        machine::program("unshare", "util-linux");
-        machine::program("mount", "mount");
         let planted = self.dir.path().join("planted-passwd");
-        let host = std::fs::read_to_string("/etc/passwd").unwrap();
-        std::fs::write(
+        // First: read_file returns the first 400 bytes.
+        machine::passwd_with(
+            "planted_account:x:4242:4242::/home/planted:/bin/sh",
             &planted,
-            // First: read_file returns the first 400 bytes.
-            format!("planted_account:x:4242:4242::/home/planted:/bin/sh\n{host}"),
-        )
-        .unwrap();
+        );
         let mut call = self.command(tool, args);
         call.arg("--tools-dir").arg(&self.tools);
-        let mut cmd = Command::new("unshare");
-        cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
-            .arg(r#"mount --bind "$0" /etc/passwd && exec "$@""#)
-            .arg(&planted)
-            .arg(call.get_program())
-            .args(call.get_args());
-        for (key, value) in call.get_envs() {
-            match value {
-                Some(value) => cmd.env(key, value),
-                None => cmd.env_remove(key),
-            };
-        }
-        let (code, stdout, stderr) = self.run(cmd);
+        let (code, stdout, stderr) = self.run(machine::with_passwd(&call, &planted));
         assert_eq!(code, 0, "{tool} {args:?} failed: {stdout}{stderr}");
         stdout
     }

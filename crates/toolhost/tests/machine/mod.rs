@@ -120,3 +120,37 @@ fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
+
+/// `cmd`, run with `passwd` bind-mounted over the host's /etc/passwd in a mount namespace
+/// of its own: an account a test needs on the host, whatever accounts the machine has.
+/// The host's file is untouched. Needs root, and `unshare` and `mount`.
+pub fn with_passwd(cmd: &Command, passwd: &Path) -> Command {
+    root("bind-mounting a passwd over /etc/passwd takes root");
+    program("unshare", "util-linux");
+    program("mount", "mount");
+    let mut wrapped = Command::new("unshare");
+    wrapped
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(r#"mount --bind "$0" /etc/passwd && exec "$@""#)
+        .arg(passwd)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
+/// The host's /etc/passwd with `line` added first, written to `to`.
+pub fn passwd_with(line: &str, to: &Path) {
+    let host = std::fs::read_to_string("/etc/passwd")
+        .unwrap_or_else(|e| panic!("cannot read /etc/passwd: {e}"));
+    std::fs::write(to, format!("{line}\n{host}"))
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", to.display()));
+}
