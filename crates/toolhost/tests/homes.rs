@@ -5,6 +5,7 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
+mod machine;
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
 
@@ -59,6 +60,7 @@ impl Host {
 
     /// `toolhost call sh cmd=CMD --data DATA --user USER [extra…]`.
     fn call(&self, user: &str, cmd: &str, extra: &[&str]) -> (i32, String, String) {
+        machine::sandbox();
         run(self
             .toolhost()
             .args(["call", "sh", "--timeout", "30", "--data"])
@@ -334,6 +336,8 @@ fn serve_never_lists_another_users_tools_through_a_planted_link() {
         ),
     )
     .unwrap();
+    // The call below runs in the sandbox.
+    machine::sandbox();
     let mut cmd = h.toolhost();
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
         .arg(h.data())

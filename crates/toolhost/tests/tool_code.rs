@@ -25,6 +25,7 @@ struct Site {
 
 impl Site {
     fn new() -> Site {
+        common::machine::sandbox();
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let site = Site { dir };
