@@ -352,10 +352,19 @@ fn stdio_logs_go_to_the_log_file_and_never_to_stdout() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.is_empty(), "logs reached stderr: {stderr}");
-    for line in stdout.lines() {
-        let msg: Value = serde_json::from_str(line).unwrap();
-        assert_eq!(msg["jsonrpc"], "2.0", "{line}");
-    }
+    // S11: stdout holds the `initialize` answer and nothing but JSON-RPC messages (an
+    // empty stdout would pass a check of every line).
+    let messages: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect();
+    assert!(messages.iter().all(|m| m["jsonrpc"] == "2.0"), "{stdout}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["id"] == 1 && m["result"]["serverInfo"]["name"] == "toolhost"),
+        "no answer to initialize on stdout: {stdout}"
+    );
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("stdio session ended"), "{logged}");
     // A log file that cannot be opened is a clear error.
