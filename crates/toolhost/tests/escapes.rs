@@ -459,10 +459,7 @@ fn cannot_change_the_users_own_tools_folder() {
 /// what it points at keeps its owner.
 #[test]
 fn handing_a_home_over_follows_no_link() {
-    assert!(
-        rustix::process::getuid().is_root(),
-        "review row 14 needs root: only a root host hands homes to the tools' own uid"
-    );
+    machine::root("review row 14: only a root host hands homes to the tools' own uid");
     use std::os::unix::fs::MetadataExt;
     let h = strict();
     let file = h.dir.path().join("host-file");
