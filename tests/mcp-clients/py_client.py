@@ -23,6 +23,13 @@ opts = json.loads(sys.argv[1])
 mode = opts.get("mode", "auto")
 
 
+def check(ok, what=None) -> None:
+    """A check that `python -O` keeps: it strips bare `assert` statements, and the client
+    would print `ok` having checked nothing."""
+    if not ok:
+        raise AssertionError("check failed" if what is None else what)
+
+
 def step(name: str) -> None:
     print(f"py {opts['transport']} {mode}: {name}", file=sys.stderr, flush=True)
 
@@ -37,9 +44,9 @@ def server():
     return streamable_http_client(opts["url"], http_client=http)
 
 
-async def wait_for(what, check, seconds=10.0):
+async def wait_for(what, done, seconds=10.0):
     with anyio.fail_after(seconds):
-        while not check():
+        while not done():
             await anyio.sleep(0.025)
 
 
@@ -59,26 +66,26 @@ async def main() -> None:
     async with Client(server(), mode=mode, message_handler=on_message) as client:
         step(f"connected with protocol {client.protocol_version}")
         if mode == "auto":
-            assert client.protocol_version == "2026-07-28", client.protocol_version
+            check(client.protocol_version == "2026-07-28", client.protocol_version)
 
         step("tools/list")
         listing = await client.list_tools()
         tools = {t.name: t for t in listing.tools}
-        assert [t.name for t in listing.tools] == ["echo", "slow"], listing
-        assert tools["echo"].title == "Echo"
-        assert tools["echo"].description.startswith("Returns the text it is given")
-        assert tools["echo"].input_schema == {
+        check([t.name for t in listing.tools] == ["echo", "slow"], listing)
+        check(tools["echo"].title == "Echo")
+        check(tools["echo"].description.startswith("Returns the text it is given"))
+        check(tools["echo"].input_schema == {
             "type": "object",
             "properties": {"text": {"type": "string", "description": "What to return."}},
             "required": ["text"],
             "additionalProperties": False,
-        }, tools["echo"].input_schema
-        assert tools["slow"].input_schema["required"] == ["steps"]
-        assert tools["slow"].input_schema["properties"]["delay_ms"]["default"] == 50
+        }, tools["echo"].input_schema)
+        check(tools["slow"].input_schema["required"] == ["steps"])
+        check(tools["slow"].input_schema["properties"]["delay_ms"]["default"] == 50)
 
         step("tools/call")
         hello = await client.call_tool("echo", {"text": "hello"})
-        assert not hello.is_error and text(hello) == ["hello"], hello
+        check(not hello.is_error and text(hello) == ["hello"], hello)
 
         step("progress")
         seen = []
@@ -89,9 +96,9 @@ async def main() -> None:
         done = await client.call_tool(
             "slow", {"steps": 3, "delay_ms": 20}, progress_callback=on_progress
         )
-        assert not done.is_error and text(done) == ["done 3 steps"], done
-        assert [m for _, m in seen] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"], seen
-        assert all(a[0] < b[0] for a, b in zip(seen, seen[1:])), seen
+        check(not done.is_error and text(done) == ["done 3 steps"], done)
+        check([m for _, m in seen] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"], seen)
+        check(all(a[0] < b[0] for a, b in zip(seen, seen[1:])), seen)
 
         step("cancel")
         marker = f"aborted-py-{opts['transport']}-{mode}-{os.getpid()}"
@@ -119,14 +126,14 @@ async def main() -> None:
 
         step("invalid params")
         missing = await client.call_tool("echo", {})
-        assert missing.is_error and "text" in text(missing)[0], missing
+        check(missing.is_error and "text" in text(missing)[0], missing)
         wrong = await client.call_tool("slow", {"steps": "lots"})
-        assert wrong.is_error and "steps" in text(wrong)[0], wrong
+        check(wrong.is_error and "steps" in text(wrong)[0], wrong)
         try:
             await client.call_tool("no_such_tool", {})
             raise AssertionError("an unknown tool must be a JSON-RPC error")
         except MCPError as e:
-            assert e.error.code == -32602, e.error
+            check(e.error.code == -32602, e.error)
 
         step("100 concurrent calls")
         results = [None] * 100
@@ -138,7 +145,7 @@ async def main() -> None:
             for i in range(100):
                 tg.start_soon(one, i)
         for i, r in enumerate(results):
-            assert text(r) == [f"call {i}"], r
+            check(text(r) == [f"call {i}"], r)
 
         step("list_changed")
         tool_md = Path(opts["tools"]) / "echo" / "TOOL.md"
@@ -159,7 +166,7 @@ async def main() -> None:
             await wait_for("notifications/tools/list_changed", lambda: list_changed)
         listing = await client.list_tools()
         echo = next(t for t in listing.tools if t.name == "echo")
-        assert echo.description.startswith(edited), echo.description
+        check(echo.description.startswith(edited), echo.description)
     step("ok")
 
 

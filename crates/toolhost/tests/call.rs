@@ -7,11 +7,15 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+mod machine;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/tests/fixtures")
 }
 
+/// `toolhost call` over the runtime's fixtures, which run in the sandbox.
 fn toolhost(cache: &Path) -> Command {
+    machine::sandbox();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
     cmd.env_remove("PI_TOOLS_DIRS")
         .env_remove("TOOLHOST_CONFIG")

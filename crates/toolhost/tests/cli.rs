@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod machine;
+
 fn toolhost() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
     cmd.env_remove("PI_TOOLS_DIRS").env_remove("TOOLHOST_LOG");
@@ -516,8 +518,46 @@ fn list_watch_streams_changes() {
     assert_eq!(event["tool"]["name"], "b");
 }
 
+/// S22: the precondition every sandboxed test starts with names what the machine lacks,
+/// with the kernel's reason, and passes only a ready sandbox with the layers asked for.
+#[test]
+fn a_machine_without_a_sandbox_layer_is_told_what_it_lacks() {
+    let lacking: Value = serde_json::json!({
+        "enabled": true,
+        "ready": false,
+        "error": "the sandbox cannot start, so no tool runs: missing user-namespace",
+        "layers": [
+            {"name": "user-namespace", "available": false, "detail": "unshare(CLONE_NEWUSER): EPERM"},
+            {"name": "cgroups", "available": false, "detail": "no cgroup file system is mounted"},
+            {"name": "seccomp", "available": true, "detail": "filter mode (seccomp-bpf)"},
+        ]
+    });
+    let said = machine::verdict(&lacking, &["cgroups", "seccomp"]).unwrap_err();
+    assert!(
+        said.contains("the sandbox cannot start, so no tool runs: missing user-namespace"),
+        "{said}"
+    );
+    assert!(
+        said.contains("cgroups: no cgroup file system is mounted"),
+        "{said}"
+    );
+    assert!(!said.contains("seccomp:"), "{said}");
+    assert!(said.contains("toolhost sandbox status"), "{said}");
+    let ready = serde_json::json!({
+        "enabled": true,
+        "ready": true,
+        "error": null,
+        "layers": [{"name": "cgroups", "available": true, "detail": "enforced"}]
+    });
+    assert_eq!(machine::verdict(&ready, &["cgroups"]), Ok(()));
+    let said = machine::verdict(&ready, &["cgroup"]).unwrap_err();
+    assert!(said.contains("cgroup: not a layer"), "{said}");
+}
+
 #[test]
 fn sandbox_status_reports_every_layer() {
+    // S22: a machine the sandbox cannot run on fails here, naming the layers it lacks.
+    machine::sandbox();
     let (code, stdout, stderr) = run(toolhost().args(["sandbox", "status", "--json"]));
     assert_eq!(code, 0, "{stderr}");
     let status: Value = serde_json::from_str(&stdout).unwrap();
@@ -550,10 +590,13 @@ fn sandbox_status_reports_every_layer() {
     for l in layers.as_array().unwrap() {
         assert!(!l["detail"].as_str().unwrap().is_empty(), "{l}");
     }
-    // Cross-check one layer with util-linux, where it is installed.
-    if let Ok(status) = Command::new("unshare").args(["--user", "true"]).status() {
-        assert_eq!(layers[0]["available"], status.success(), "{}", layers[0]);
-    }
+    // Cross-check one layer with util-linux (S6: required, not skipped when missing).
+    machine::program("unshare", "util-linux");
+    let userns = Command::new("unshare")
+        .args(["--user", "true"])
+        .status()
+        .unwrap();
+    assert_eq!(layers[0]["available"], userns.success(), "{}", layers[0]);
     let (code, text, _) = run(toolhost().args(["sandbox", "status"]));
     assert_eq!(code, 0);
     let table: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();

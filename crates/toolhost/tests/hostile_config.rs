@@ -3,6 +3,8 @@
 //! exit status 2; nothing panics, hangs or is created.
 #![allow(clippy::unwrap_used)]
 
+mod machine;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -212,6 +214,7 @@ fn new_refuses_paths_as_names() {
 /// both run the call.
 #[test]
 fn deadlines_beyond_the_clock_run_the_call() {
+    machine::sandbox();
     let t = tempfile::tempdir().unwrap();
     let home = t.path();
     let config = home.join("far.toml");

@@ -29,6 +29,8 @@ fn toolhost(dir: &Path) -> Command {
 }
 
 fn toolhost_with(dir: &Path, subcommand: &str) -> Command {
+    // The agent's folder tools run in the sandbox.
+    common::machine::sandbox();
     let config = dir.join("toolhost.toml");
     std::fs::write(&config, CONFIG).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));

@@ -11,6 +11,7 @@ mod raw_http;
 #[path = "mcp/raw_tcp.rs"]
 mod raw_tcp;
 
+use std::cell::RefCell;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
@@ -38,6 +39,8 @@ struct Stdio_ {
     stdin: Option<Box<dyn Write>>,
     lines: mpsc::Receiver<Value>,
     stderr: common::stderr::Collected,
+    /// Every message `wait` passed over, for `assert_nothing_else_answered`.
+    skipped: RefCell<Vec<Value>>,
 }
 
 impl Stdio_ {
@@ -88,6 +91,7 @@ impl Stdio_ {
             child,
             lines,
             stderr,
+            skipped: RefCell::default(),
         }
     }
 
@@ -110,7 +114,22 @@ impl Stdio_ {
             if pred(&msg) {
                 return msg;
             }
+            self.skipped.borrow_mut().push(msg);
         }
+    }
+
+    /// Fails if any message passed over so far was an answer (a message without a
+    /// `method`: a result or an error, with or without an `id`): only notifications and
+    /// the server's own requests may come unasked.
+    fn assert_nothing_else_answered(&self) {
+        let answers: Vec<String> = self
+            .skipped
+            .borrow()
+            .iter()
+            .filter(|m| m.get("method").is_none())
+            .map(Value::to_string)
+            .collect();
+        assert!(answers.is_empty(), "answers nobody waited for: {answers:?}");
     }
 
     fn response(&self, id: u64) -> Value {
@@ -173,6 +192,9 @@ fn stdio_faults(wiring: Wiring) {
         r["result"]["content"][0]["text"] == big.as_str(),
         "a 900 KiB answer came back cut or changed"
     );
+    // S8: the unparsable lines and the one over the cap were dropped: no parse error
+    // (-32700, id null) and nothing for id 6 came back, only the answers asked for.
+    s.assert_nothing_else_answered();
 
     // The client goes away mid-call: the call is cancelled and its abort handler runs.
     s.send(&call(
@@ -330,10 +352,19 @@ fn stdio_logs_go_to_the_log_file_and_never_to_stdout() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.is_empty(), "logs reached stderr: {stderr}");
-    for line in stdout.lines() {
-        let msg: Value = serde_json::from_str(line).unwrap();
-        assert_eq!(msg["jsonrpc"], "2.0", "{line}");
-    }
+    // S11: stdout holds the `initialize` answer and nothing but JSON-RPC messages (an
+    // empty stdout would pass a check of every line).
+    let messages: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect();
+    assert!(messages.iter().all(|m| m["jsonrpc"] == "2.0"), "{stdout}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["id"] == 1 && m["result"]["serverInfo"]["name"] == "toolhost"),
+        "no answer to initialize on stdout: {stdout}"
+    );
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("stdio session ended"), "{logged}");
     // A log file that cannot be opened is a clear error.

@@ -120,8 +120,22 @@ fn tokens_map_requests_to_users_with_their_own_tools_and_homes() {
         extra: vec![("Authorization".into(), "Bearer bob-secret".into())],
     };
     let r = hijack.post(&call(4, "echo", json!({"text": "hi"})));
-    assert_eq!(r.status, 404, "{}", r.body);
-    assert!(!r.body.contains("ada:"), "{}", r.body);
+    // S9: the very answer a session that does not exist gets, so it tells bob nothing of
+    // ada's session and runs nothing in it (a negative check alone passes on any error).
+    let unknown = Session {
+        addr: addr.to_string(),
+        id: "no-such-session".into(),
+        revision: hijack.revision.clone(),
+        extra: hijack.extra.clone(),
+    }
+    .post(&call(4, "echo", json!({"text": "hi"})));
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (404, "Not Found: Session not found"),
+        "{}",
+        r.body
+    );
+    assert_eq!((r.status, &r.body), (unknown.status, &unknown.body));
     hijack.extra.clear();
     assert_eq!(hijack.post(LIST).status, 401);
 }

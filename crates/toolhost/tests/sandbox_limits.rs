@@ -2,7 +2,7 @@
 //! the home quota (F17), the tools' uid range (F18), and host paths seen from inside
 //! (F20). Each test reproduces what the security review did and asserts that it is now
 //! refused; where a tool must still work, the same tool shows it does.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 use std::io::{Read, Write};
@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::json;
+
+mod machine;
 
 const USER: &str = "ada@example.com";
 const BIN: &str = env!("CARGO_BIN_EXE_toolhost");
@@ -46,8 +48,14 @@ impl Host {
 
     /// `toolhost call TOOL ARGS…` as ada, with a deadline; (exit status, stdout + stderr).
     fn call(&self, tool: &str, args: &[&str], timeout: u32) -> (i32, String) {
-        let out = Command::new(BIN)
-            .env_remove("PI_TOOLS_DIRS")
+        run(self.command(tool, args, timeout))
+    }
+
+    /// The command `call` runs.
+    fn command(&self, tool: &str, args: &[&str], timeout: u32) -> Command {
+        machine::sandbox();
+        let mut cmd = Command::new(BIN);
+        cmd.env_remove("PI_TOOLS_DIRS")
             .env_remove("TOOLHOST_CONFIG")
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
             .args(["call", tool, "--timeout", &timeout.to_string(), "--config"])
@@ -57,16 +65,8 @@ impl Host {
             .arg("--data")
             .arg(self.data())
             .args(["--user", USER])
-            .args(args)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(!text.contains("panicked"), "{text}");
-        (out.status.code().unwrap_or(-1), text)
+            .args(args);
+        cmd
     }
 
     /// `sh` with `cmd`, which must succeed; its output.
@@ -75,6 +75,18 @@ impl Host {
         assert_eq!(code, 0, "{cmd}: {text}");
         text
     }
+}
+
+/// Runs `cmd` to its end; (exit status, stdout + stderr).
+fn run(mut cmd: Command) -> (i32, String) {
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("panicked"), "{text}");
+    (out.status.code().unwrap_or(-1), text)
 }
 
 /// Bytes allocated to `dir` and everything in it, links not followed.
@@ -203,33 +215,35 @@ fn f18_a_uid_range_that_wraps_or_reaches_root_is_refused_naming_the_key() {
 /// user's tools (and share their process limit): a root host refuses it.
 #[test]
 fn f18_a_uid_range_shared_with_a_host_account_is_refused() {
-    if !rustix::process::getuid().is_root() {
-        eprintln!("skipped: only a root host runs tools as other uids");
-        return;
-    }
-    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
-    let account = passwd.lines().find_map(|l| {
-        let f: Vec<&str> = l.split(':').collect();
-        let uid: u32 = f.get(2)?.parse().ok()?;
-        ((1000..2_147_483_647).contains(&uid) && !(65534..=65535).contains(&uid))
-            .then(|| (f[0].to_string(), uid))
-    });
-    let Some((name, uid)) = account else {
-        eprintln!("skipped: no host account has a uid tools could be given");
-        return;
-    };
+    machine::root("only a root host runs tools as other uids");
+    // An account planted at a uid of the range (the host's /etc/passwd as the calls
+    // below see it), so the test needs no particular accounts on the machine.
+    let (name, uid) = (
+        "planted_account",
+        1_900_000_000 + std::process::id() % 1_000_000,
+    );
     let h = Host::new(&format!("[sandbox]\nuid_base = {uid}\nuid_count = 1\n"));
-    let (code, text) = h.call("sh", &["cmd=id -u"], 30);
+    let passwd = h.dir.path().join("passwd");
+    machine::passwd_with(
+        &format!("{name}:x:{uid}:{uid}::/nonexistent:/bin/sh"),
+        &passwd,
+    );
+    let (code, text) = run(machine::with_passwd(
+        &h.command("sh", &["cmd=id -u"], 30),
+        &passwd,
+    ));
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("overlaps host accounts"), "{text}");
     assert!(text.contains(&format!("user {name} ({uid})")), "{text}");
-    let out = Command::new(BIN)
+    let mut status = Command::new(BIN);
+    status
         .args(["sandbox", "status", "--config"])
-        .arg(&h.config)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("overlaps host accounts"));
+        .arg(&h.config);
+    let (code, text) = run(machine::with_passwd(&status, &passwd));
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("overlaps host accounts"), "{text}");
+    // Without the account the same range is the tools' to use.
+    h.sh("id -u");
 }
 
 /// Runs the helper on `spec` as the host does; (exit status, stdout after the ready
@@ -294,10 +308,7 @@ fn spec(uid: u32, program: &str, mounts: Vec<serde_json::Value>) -> serde_json::
 /// host root): now it refuses, whatever the host asks.
 #[test]
 fn f18_the_helper_refuses_a_spec_with_uid_0_on_a_root_host() {
-    if !rustix::process::getuid().is_root() {
-        eprintln!("skipped: only a root host chooses the tools' uid");
-        return;
-    }
+    machine::root("only a root host chooses the tools' uid");
     let (code, out, err) = run_helper(&spec(0, "/usr/bin/id", Vec::new()));
     assert_eq!(code, 125, "{out}{err}");
     assert!(
@@ -371,10 +382,10 @@ fn f20_setup_errors_name_sandbox_paths_only() {
 /// their own show only paths inside it.
 #[test]
 fn f20_on_a_file_system_of_its_own_mountinfo_shows_no_host_path() {
-    if !rustix::process::getuid().is_root() {
-        eprintln!("skipped: mounting a file system needs root");
-        return;
-    }
+    machine::root("mounting a file system needs root");
+    machine::program("unshare", "util-linux");
+    machine::program("mount", "mount");
+    machine::sandbox();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_string_lossy().into_owned();
     // A private mount namespace: the tmpfs exists for this command only.

@@ -2,7 +2,7 @@
 //! the review's attacks on the transpile cache (F1, F2) and on the host's own steps of a
 //! call (F7). Each attack comes with the allowed variant, so a test cannot pass because
 //! the tool itself is broken.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 #[path = "mcp/common.rs"]
@@ -25,6 +25,7 @@ struct Site {
 
 impl Site {
     fn new() -> Site {
+        common::machine::sandbox();
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let site = Site { dir };
@@ -247,9 +248,7 @@ fn a_typescript_link_out_of_the_folder_is_an_error_naming_it() {
 // folder that only root may read is not transpiled into the cache either.
 #[test]
 fn code_only_root_may_read_stays_out_of_the_cache() {
-    if !rustix::process::getuid().is_root() {
-        return;
-    }
+    common::machine::root("only a root host reads a tool's code as the tool's own user");
     let site = Site::new();
     let tool = ts_tool(&site.tools(), "private", "'ok ' + 'own-code-315'");
     let private = tool.join("private.js");
@@ -333,22 +332,21 @@ fn users_never_see_each_others_transpiled_code() {
     assert_eq!(seen, "bob-key-777\nlisted\n");
 
     // On the host, no other uid may list the users' directories or read one of them.
-    if rustix::process::getuid().is_root() {
-        use std::os::unix::fs::MetadataExt;
-        let ts = site.cache().join("toolhost/ts");
-        assert_eq!(std::fs::metadata(&ts).unwrap().mode() & 0o777, 0o700);
-        let bobs = site.cache_files_holding("bob-key-777");
-        assert_eq!(bobs.len(), 1, "{bobs:?}");
-        let dir = std::fs::metadata(bobs[0].parent().unwrap()).unwrap();
-        assert_eq!((dir.uid(), dir.mode() & 0o777), (0, 0o750));
-        let adas = site.cache_files_holding("ada-key-555");
-        let other = std::fs::metadata(adas[0].parent().unwrap()).unwrap();
-        assert_ne!(
-            dir.gid(),
-            other.gid(),
-            "each user's sandboxes have their own group"
-        );
-    }
+    common::machine::root("only a root host gives each user's cache its own group");
+    use std::os::unix::fs::MetadataExt;
+    let ts = site.cache().join("toolhost/ts");
+    assert_eq!(std::fs::metadata(&ts).unwrap().mode() & 0o777, 0o700);
+    let bobs = site.cache_files_holding("bob-key-777");
+    assert_eq!(bobs.len(), 1, "{bobs:?}");
+    let dir = std::fs::metadata(bobs[0].parent().unwrap()).unwrap();
+    assert_eq!((dir.uid(), dir.mode() & 0o777), (0, 0o750));
+    let adas = site.cache_files_holding("ada-key-555");
+    let other = std::fs::metadata(adas[0].parent().unwrap()).unwrap();
+    assert_ne!(
+        dir.gid(),
+        other.gid(),
+        "each user's sandboxes have their own group"
+    );
 }
 
 // F7: four `lN -> .` links in a TypeScript tool made the host walk about 4^16 paths: the

@@ -194,7 +194,20 @@ fn check_lists_tools_falling_back_to_the_wrench() {
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["wrench_icons"][0]["tool"], "plain");
     assert_eq!(v["wrench_icons"].as_array().unwrap().len(), 1);
-    // The examples map every tool.
-    let (_, _, stderr) = run(toolhost(&cfg, "check").arg(examples()));
+    // The examples map every tool (S10: the check ran and passed, and its JSON lists
+    // every example folder and no wrench, rather than stderr merely lacking a word).
+    let (code, stdout, stderr) = run(toolhost(&cfg, "check").arg(examples()));
+    assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(!stderr.contains("wrench"), "{stderr}");
+    let (code, stdout, stderr) = run(toolhost(&cfg, "check").arg("--json").arg(examples()));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let on_disk = std::fs::read_dir(examples())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().join("TOOL.md").is_file())
+        .count();
+    let folders = v["folders"].as_array().unwrap();
+    assert_eq!(folders.len(), on_disk, "{v}");
+    assert!(folders.iter().all(|f| f["ok"] == true), "{v}");
+    assert_eq!(v["wrench_icons"], serde_json::json!([]), "{v}");
 }

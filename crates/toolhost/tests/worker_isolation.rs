@@ -3,7 +3,7 @@
 //! sight, exit it, fork-bomb, leave marks, leave children), bob's calls keep answering, and
 //! nothing of one user's worker reaches the other's or outlives the server. The escape
 //! tools are escapes.rs's (`tests/escapes`).
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 #[path = "mcp/common.rs"]

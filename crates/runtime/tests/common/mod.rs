@@ -16,6 +16,10 @@ use toolhost_runtime::{
 /// runs them all again with the sandbox on); `None` in the runtime crate itself.
 pub const HELPER: Option<&str> = option_env!("CARGO_BIN_EXE_toolhost");
 
+/// What the sandboxed run needs of the machine (shared with the toolhost tests).
+#[path = "../../../toolhost/tests/machine/mod.rs"]
+pub mod machine;
+
 pub fn fixtures() -> PathBuf {
     let runtime = match HELPER {
         Some(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime"),
@@ -111,14 +115,17 @@ impl Env {
 
 pub fn config() -> RuntimeConfig {
     let sandbox = match HELPER {
-        Some(helper) => SandboxConfig {
-            helper: Some(helper.into()),
-            // The fixtures' network tool talks to a test server on the host's loopback,
-            // on a random port: the operator's way to allow that.
-            network_ports: Vec::new(),
-            network_private: vec!["127.0.0.1/32".parse().unwrap()],
-            ..SandboxConfig::default()
-        },
+        Some(helper) => {
+            machine::sandbox();
+            SandboxConfig {
+                helper: Some(helper.into()),
+                // The fixtures' network tool talks to a test server on the host's loopback,
+                // on a random port: the operator's way to allow that.
+                network_ports: Vec::new(),
+                network_private: vec!["127.0.0.1/32".parse().unwrap()],
+                ..SandboxConfig::default()
+            }
+        }
         None => SandboxConfig::disabled(),
     };
     RuntimeConfig {

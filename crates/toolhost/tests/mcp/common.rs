@@ -12,6 +12,11 @@ use std::time::{Duration, Instant};
 #[path = "stderr.rs"]
 pub mod stderr;
 
+// A test may include this and the machine module both.
+#[allow(clippy::duplicate_mod)]
+#[path = "../machine/mod.rs"]
+pub mod machine;
+
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -62,6 +67,8 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new() -> Fixture {
+        // Its tools run in the sandbox: a machine that cannot run it fails here, saying why.
+        machine::sandbox();
         let dir = tempfile::tempdir().unwrap();
         // Sandboxed tools run as their own uid on a root host: roots must be world-readable.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
