@@ -268,7 +268,11 @@ fn between_renames(act: fn() -> std::io::Result<()>) -> SyncOptions {
     SyncOptions {
         no_exchange: true,
         fault: Some(Arc::new(move |p: &Path| {
-            let aside = p.file_name().unwrap().to_string_lossy().starts_with(".toolhost-old.");
+            let aside = p
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".toolhost-old.");
             if aside { act() } else { Ok(()) }
         })),
         ..Default::default()
@@ -292,9 +296,17 @@ fn without_exchange_an_error_between_the_renames_puts_the_old_folder_back() {
     let opts = between_renames(|| Err(std::io::Error::other("injected: rename failed")));
     let items = sync(&seed, &target, &opts).unwrap();
     assert_eq!(items[0].action, SyncAction::Failed);
-    assert!(items[0].notes[0].contains("injected"), "{:?}", items[0].notes);
+    assert!(
+        items[0].notes[0].contains("injected"),
+        "{:?}",
+        items[0].notes
+    );
     assert_eq!(folder_digest(&target.join("big")).unwrap(), old);
-    assert_eq!(names(&target), ["big"], "staging or the old folder left behind");
+    assert_eq!(
+        names(&target),
+        ["big"],
+        "staging or the old folder left behind"
+    );
 
     let opts = SyncOptions {
         no_exchange: true,
@@ -330,7 +342,9 @@ fn without_exchange_a_crash_between_the_renames_is_recovered_by_the_next_sync() 
 
     let copy_fails = SyncOptions {
         no_exchange: true,
-        fault: Some(Arc::new(|_p: &Path| Err(std::io::Error::other("injected: disk full")))),
+        fault: Some(Arc::new(|_p: &Path| {
+            Err(std::io::Error::other("injected: disk full"))
+        })),
         ..Default::default()
     };
     let items = sync(&seed, &target, &copy_fails).unwrap();

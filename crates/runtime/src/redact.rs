@@ -69,7 +69,8 @@ impl Secrets {
     pub fn redact(&self, text: &str) -> Option<String> {
         let is_whole = |w: &Value| match w {
             Value::String(s) => s == text,
-            other => other.to_string() == text,
+            Value::Number(n) => text.parse::<serde_json::Number>().is_ok_and(|t| t == *n),
+            _ => false,
         };
         if self.whole.iter().any(is_whole) {
             return Some(REDACTED.to_string());
@@ -236,7 +237,11 @@ mod tests {
         assert_eq!(s.clean("482"), "[REDACTED]");
         assert_eq!(s.clean("90210"), "[REDACTED]");
         assert_eq!(s.clean("code 90210"), "code [REDACTED]");
-        assert_eq!(s.clean("pin 482"), "pin 482", "too short to search for in text");
+        assert_eq!(
+            s.clean("pin 482"),
+            "pin 482",
+            "too short to search for in text"
+        );
     }
 
     #[test]
@@ -254,7 +259,11 @@ mod tests {
         let mut v = json!({"a": ["x sk-secret-123"]});
         s.redact_json(&mut v);
         assert_eq!(v, json!({"a": ["x [REDACTED]"]}));
-        assert_eq!(s.clean("12"), "[REDACTED]", "a text that is nothing but the pin");
+        assert_eq!(
+            s.clean("12"),
+            "[REDACTED]",
+            "a text that is nothing but the pin"
+        );
         assert_eq!(
             args_for_log(&args, ["token", "pin"]),
             json!({"token": "[REDACTED]", "pin": "[REDACTED]", "q": "sk"})

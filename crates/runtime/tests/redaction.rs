@@ -283,7 +283,10 @@ async fn short_and_numeric_secrets_are_replaced_as_whole_values() {
         let text = result.joined_text();
         if bare {
             assert_eq!(text, serde_json::to_string_pretty(&structured).unwrap());
-            assert!(!text.contains("\"482\"") && !text.contains("90210"), "{text}");
+            assert!(
+                !text.contains("\"482\"") && !text.contains("90210"),
+                "{text}"
+            );
         } else {
             assert_eq!(text, "accepted");
         }

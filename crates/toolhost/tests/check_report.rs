@@ -53,7 +53,10 @@ fn a_tool_set_that_does_not_boot_counts_as_an_error() {
 
     let (code, stdout, stderr) = check(t.path(), &["tools"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
-    assert!(stderr.contains("error: tool root tools: tools/toolset.toml"), "{stderr}");
+    assert!(
+        stderr.contains("error: tool root tools: tools/toolset.toml"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("checked 2 tools: 2 ok, 1 error, 0 warnings"),
         "{stderr}"

@@ -93,8 +93,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Err(e) => (Vec::new(), Some(e)),
     };
     // A tool folder's whole root boots with it: name only the tools that were checked.
-    let checked: std::collections::HashSet<&str> =
-        report.folders.iter().filter_map(|f| f.name.as_deref()).collect();
+    let checked: std::collections::HashSet<&str> = report
+        .folders
+        .iter()
+        .filter_map(|f| f.name.as_deref())
+        .collect();
     let wrench: Vec<Wrench> = wrench
         .into_iter()
         .filter(|(tool, _)| checked.contains(tool.as_str()))
