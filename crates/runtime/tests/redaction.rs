@@ -199,9 +199,11 @@ async fn a_secret_in_a_parameter_that_fails_validation_is_not_echoed() {
 }
 
 /// Review row 60, a known limitation: redaction matches the value as given, so a value
-/// shorter than 4 bytes is left alone wherever it appears (replacing every "ab" would
-/// ruin the text and protect nothing), and so is a value the tool transforms (base64,
-/// upper-case, split). This pins the minimum length: 4 bytes are redacted, 3 are not.
+/// shorter than 4 bytes is left alone inside longer text (replacing every "ab" would
+/// ruin the text and protect nothing; where it stands whole it is replaced, see
+/// `short_and_numeric_secrets_are_replaced_as_whole_values`), and so is a value the tool
+/// transforms (base64, upper-case, split). This pins the minimum length: 4 bytes are
+/// redacted, 3 are not.
 #[tokio::test(flavor = "multi_thread")]
 async fn values_shorter_than_four_bytes_are_not_redacted() {
     let e = common::env();
