@@ -3,8 +3,10 @@
 //!
 //! Each copy is staged in a hidden folder beside the target, flushed to disk, and swapped
 //! into place with `renameat2(RENAME_EXCHANGE)`. Where a file system cannot exchange, the
-//! old folder is renamed aside first, and a later sync puts it back if a crash came between
-//! the two renames. Hidden folders are never tools, so discovery ignores the staging area.
+//! old folder is renamed aside first: an error before the new one is renamed in puts it
+//! back, and a crash between the two renames leaves the tool absent until the next sync,
+//! which puts the old folder back before anything else. Hidden folders are never tools, so
+//! discovery ignores the staging area and the folder set aside.
 
 use std::fs;
 use std::io;
@@ -52,8 +54,9 @@ pub struct SyncItem {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Called before each file is copied; returning an error aborts that tool's copy.
-/// Exists so tests can inject a failure at any point of a copy.
+/// Called before each file is copied (with the seed's path), and on the path without
+/// exchange between the two renames (with the path of the old folder set aside); returning
+/// an error aborts that tool's copy. Exists so tests can inject a failure at any point.
 pub type FaultHook = Arc<FaultFn>;
 pub type FaultFn = dyn Fn(&Path) -> io::Result<()> + Send + Sync;
 
@@ -63,6 +66,9 @@ pub struct SyncOptions {
     pub dry_run: bool,
     #[doc(hidden)]
     pub fault: Option<FaultHook>,
+    /// Take the path for file systems without `RENAME_EXCHANGE`, so tests reach it on any.
+    #[doc(hidden)]
+    pub no_exchange: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -141,7 +147,7 @@ fn sync_one(folder: &str, seed_dir: &Path, target_dir: &Path, opts: &SyncOptions
     }
     if item.action == SyncAction::Copied
         && !opts.dry_run
-        && let Err(e) = replace_atomically(seed_dir, target_dir, opts.fault.as_deref())
+        && let Err(e) = replace_atomically(seed_dir, target_dir, opts)
     {
         item.action = SyncAction::Failed;
         item.notes
@@ -152,11 +158,8 @@ fn sync_one(folder: &str, seed_dir: &Path, target_dir: &Path, opts: &SyncOptions
 
 static STAGING_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn replace_atomically(
-    seed_dir: &Path,
-    target_dir: &Path,
-    fault: Option<&FaultFn>,
-) -> io::Result<()> {
+fn replace_atomically(seed_dir: &Path, target_dir: &Path, opts: &SyncOptions) -> io::Result<()> {
+    let fault = opts.fault.as_deref();
     let parent = target_dir
         .parent()
         .ok_or_else(|| io::Error::other("target has no parent"))?;
@@ -164,36 +167,64 @@ fn replace_atomically(
     let n = STAGING_COUNTER.fetch_add(1, Ordering::Relaxed);
     let staging = parent.join(format!("{STAGING_PREFIX}{name}.{}.{n}", std::process::id()));
     let result = copy_tree(seed_dir, &staging, fault)
-        .and_then(|()| swap_in(&staging, target_dir, parent, name));
+        .and_then(|()| swap_in(&staging, target_dir, parent, name, opts));
     // On success `staging` holds the old version (or nothing); on failure, a partial copy.
     let _ = remove_any(&staging);
     result
 }
 
-fn swap_in(staging: &Path, target: &Path, parent: &Path, name: &str) -> io::Result<()> {
+fn swap_in(
+    staging: &Path,
+    target: &Path,
+    parent: &Path,
+    name: &str,
+    opts: &SyncOptions,
+) -> io::Result<()> {
     if !target.exists() {
         fs::rename(staging, target)?;
         return sync_dir(parent);
     }
-    match rustix::fs::renameat_with(
-        rustix::fs::CWD,
-        staging,
-        rustix::fs::CWD,
-        target,
-        rustix::fs::RenameFlags::EXCHANGE,
-    ) {
+    let exchanged = if opts.no_exchange {
+        Err(rustix::io::Errno::INVAL)
+    } else {
+        rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            staging,
+            rustix::fs::CWD,
+            target,
+            rustix::fs::RenameFlags::EXCHANGE,
+        )
+    };
+    match exchanged {
         Ok(()) => sync_dir(parent),
         Err(e)
             if e == rustix::io::Errno::INVAL
                 || e == rustix::io::Errno::NOSYS
                 || e == rustix::io::Errno::OPNOTSUPP =>
         {
-            // No exchange on this file system: rename aside, then into place. A crash between
-            // the two renames leaves the old folder aside, and `recover` restores it.
+            // No exchange on this file system: rename aside, then into place. Between the
+            // two the tool is absent: an error there puts the old folder back (the target
+            // stays as it was); a crash leaves it aside, and `recover` restores it.
             let aside = parent.join(format!("{ASIDE_PREFIX}{name}"));
             remove_any(&aside)?;
             fs::rename(target, &aside)?;
-            fs::rename(staging, target)?;
+            let landed = match opts.fault.as_deref() {
+                Some(fault) => fault(&aside),
+                None => Ok(()),
+            }
+            .and_then(|()| fs::rename(staging, target));
+            if let Err(e) = landed {
+                return match fs::rename(&aside, target) {
+                    Ok(()) => Err(e),
+                    Err(back) => Err(io::Error::new(
+                        e.kind(),
+                        format!(
+                            "{e}; the old folder could not be put back ({back}): it waits in {} for the next sync",
+                            aside.display()
+                        ),
+                    )),
+                };
+            }
             sync_dir(parent)?;
             remove_any(&aside)
         }

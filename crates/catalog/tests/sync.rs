@@ -168,6 +168,7 @@ fn a_failure_at_any_point_of_a_copy_leaves_the_old_version_whole() {
                     Ok(())
                 }
             })),
+            ..Default::default()
         };
         let items = sync(&seed, &target, &opts).unwrap();
         assert_eq!(items[0].action, SyncAction::Failed, "fail_at {fail_at}");
@@ -249,6 +250,116 @@ fn leftovers_of_an_interrupted_sync_are_recovered() {
         .collect();
     names.sort();
     assert_eq!(names, ["x", "y"]);
+}
+
+/// The entries of `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A fault hook that acts only between the two renames of the path without exchange, where
+/// it is given the old folder set aside.
+fn between_renames(act: fn() -> std::io::Result<()>) -> SyncOptions {
+    SyncOptions {
+        no_exchange: true,
+        fault: Some(Arc::new(move |p: &Path| {
+            let aside = p
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".toolhost-old.");
+            if aside { act() } else { Ok(()) }
+        })),
+        ..Default::default()
+    }
+}
+
+/// README claim 24 (issue 13), on a file system without `RENAME_EXCHANGE`: an I/O error
+/// after the old folder is renamed aside and before the new one lands puts the old folder
+/// back, so the report's "target left as it was" is true; without a fault that path
+/// replaces the folder whole and leaves nothing aside.
+#[test]
+fn without_exchange_an_error_between_the_renames_puts_the_old_folder_back() {
+    let t = tempfile::tempdir().unwrap();
+    let (seed, target) = (t.path().join("seed"), t.path().join("target"));
+    big_tool(&target, 1, 12);
+    std::fs::write(target.join("big/only-in-old.txt"), "x").unwrap();
+    big_tool(&seed, 2, 10);
+    let old = folder_digest(&target.join("big")).unwrap();
+    let new = folder_digest(&seed.join("big")).unwrap();
+
+    let opts = between_renames(|| Err(std::io::Error::other("injected: rename failed")));
+    let items = sync(&seed, &target, &opts).unwrap();
+    assert_eq!(items[0].action, SyncAction::Failed);
+    assert!(
+        items[0].notes[0].contains("injected"),
+        "{:?}",
+        items[0].notes
+    );
+    assert_eq!(folder_digest(&target.join("big")).unwrap(), old);
+    assert_eq!(
+        names(&target),
+        ["big"],
+        "staging or the old folder left behind"
+    );
+
+    let opts = SyncOptions {
+        no_exchange: true,
+        ..Default::default()
+    };
+    let items = sync(&seed, &target, &opts).unwrap();
+    assert_eq!(items[0].action, SyncAction::Copied);
+    assert_eq!(folder_digest(&target.join("big")).unwrap(), new);
+    assert_eq!(names(&target), ["big"]);
+}
+
+/// README claim 24 (issue 13): a crash between the two renames of the path without
+/// exchange (a panic stands for it: nothing after it runs, so nothing cleans up) leaves the
+/// tool absent and the old folder aside. The next sync puts the old folder back before
+/// anything else, wholly: here its copy fails, and the target holds the old version; the
+/// sync after that replaces it with the new one.
+#[test]
+fn without_exchange_a_crash_between_the_renames_is_recovered_by_the_next_sync() {
+    let t = tempfile::tempdir().unwrap();
+    let (seed, target) = (t.path().join("seed"), t.path().join("target"));
+    big_tool(&target, 1, 12);
+    big_tool(&seed, 2, 10);
+    let old = folder_digest(&target.join("big")).unwrap();
+    let new = folder_digest(&seed.join("big")).unwrap();
+
+    let opts = between_renames(|| panic!("injected: crash between the renames"));
+    let crashed =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sync(&seed, &target, &opts)));
+    assert!(crashed.is_err(), "the injected crash did not happen");
+    let left = names(&target);
+    assert!(!left.contains(&"big".to_string()), "{left:?}");
+    assert!(left.contains(&".toolhost-old.big".to_string()), "{left:?}");
+
+    let copy_fails = SyncOptions {
+        no_exchange: true,
+        fault: Some(Arc::new(|_p: &Path| {
+            Err(std::io::Error::other("injected: disk full"))
+        })),
+        ..Default::default()
+    };
+    let items = sync(&seed, &target, &copy_fails).unwrap();
+    assert_eq!(
+        actions(&items),
+        [("big", SyncAction::Failed, Some(2), Some(1))],
+        "the old folder was not back before the decision"
+    );
+    assert_eq!(folder_digest(&target.join("big")).unwrap(), old);
+    assert_eq!(names(&target), ["big"]);
+
+    let items = sync(&seed, &target, &SyncOptions::default()).unwrap();
+    assert_eq!(items[0].action, SyncAction::Copied);
+    assert_eq!(folder_digest(&target.join("big")).unwrap(), new);
+    assert_eq!(names(&target), ["big"]);
 }
 
 /// Every regular file under `dir`, without following links.

@@ -381,8 +381,12 @@ impl ServerHandler for McpServer {
     ) -> Result<CustomResult, ErrorData> {
         // rmcp hands us known methods whose params did not parse as a custom request;
         // for those the client needs "invalid params" and what is wrong, not "no such method".
-        Err(malformed(&request.method, request.params)
-            .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)))
+        Err(
+            malformed(&request.method, request.params).unwrap_or_else(|| {
+                let message = format!("method not found: {}", request.method);
+                ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None)
+            }),
+        )
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

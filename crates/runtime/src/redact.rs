@@ -3,7 +3,9 @@
 use serde_json::Value;
 
 /// Shorter values are not searched for as substrings: replacing every "1" in a log would
-/// destroy it and protect nothing. They are still never logged as parameters.
+/// destroy it and protect nothing. They are still never logged as parameters, and a whole
+/// value equal to one (a JSON string or number, a text that is nothing but the secret) is
+/// replaced: there the match cannot be a coincidence of a few common characters.
 const MIN_SECRET_LEN: usize = 4;
 pub const REDACTED: &str = "[REDACTED]";
 
@@ -12,14 +14,24 @@ pub const REDACTED: &str = "[REDACTED]";
 /// text), and escaped as Rust's `Debug` prints it (log lines). A value with a quote, a
 /// backslash or a newline looks different in each.
 #[derive(Debug, Clone, Default)]
-pub struct Secrets(Vec<String>);
+pub struct Secrets {
+    /// Every spelling of the values of at least [`MIN_SECRET_LEN`] bytes, longest first:
+    /// searched for inside any text.
+    spellings: Vec<String>,
+    /// Every value (strings not empty, and numbers), however short: compared with whole
+    /// texts and whole JSON values.
+    whole: Vec<Value>,
+}
 
 impl Secrets {
     /// Collects the string forms of the sensitive parameters present in `args`.
     pub fn from_args<'a>(args: &Value, sensitive: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut values: Vec<String> = sensitive
+        let present: Vec<&Value> = sensitive
             .into_iter()
             .filter_map(|name| args.get(name))
+            .collect();
+        let mut spellings: Vec<String> = present
+            .iter()
             .map(|v| match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -28,22 +40,46 @@ impl Secrets {
             .flat_map(|s| spellings(&s))
             .collect();
         // Longest first, so a secret containing another is replaced whole.
-        values.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        values.dedup();
-        Secrets(values)
+        spellings.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        spellings.dedup();
+        // A boolean (or null) is one of two values: replacing every `true` would protect
+        // nothing. An empty string reveals nothing.
+        let whole = present
+            .into_iter()
+            .filter(|v| v.is_number() || v.as_str().is_some_and(|s| !s.is_empty()))
+            .cloned()
+            .collect();
+        Secrets { spellings, whole }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.spellings.is_empty() && self.whole.is_empty()
+    }
+
+    /// Whether `value` is, as a whole, one of the secrets (a number equal in value).
+    fn is_whole(&self, value: &Value) -> bool {
+        self.whole.iter().any(|w| match (w, value) {
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
+            _ => false,
+        })
     }
 
     /// The text with every secret replaced, or `None` when it contains none.
     pub fn redact(&self, text: &str) -> Option<String> {
-        if !self.0.iter().any(|s| text.contains(s.as_str())) {
+        let is_whole = |w: &Value| match w {
+            Value::String(s) => s == text,
+            Value::Number(n) => text.parse::<serde_json::Number>().is_ok_and(|t| t == *n),
+            _ => false,
+        };
+        if self.whole.iter().any(is_whole) {
+            return Some(REDACTED.to_string());
+        }
+        if !self.spellings.iter().any(|s| text.contains(s.as_str())) {
             return None;
         }
         let mut out = text.to_string();
-        for s in &self.0 {
+        for s in &self.spellings {
             out = out.replace(s.as_str(), REDACTED);
         }
         Some(out)
@@ -54,7 +90,13 @@ impl Secrets {
         self.redact(text).unwrap_or_else(|| text.to_string())
     }
 
+    /// Replaces the secrets in every string of `value`, and every string or number that is
+    /// one of them as a whole (a number becomes the string `[REDACTED]`).
     pub fn redact_json(&self, value: &mut Value) {
+        if self.is_whole(value) {
+            *value = Value::String(REDACTED.into());
+            return;
+        }
         match value {
             Value::String(s) => {
                 if let Some(clean) = self.redact(s) {
@@ -172,6 +214,36 @@ mod tests {
         }
     }
 
+    /// README claim 10 (issue 13): a value shorter than 4 bytes is not searched for inside
+    /// text, but a JSON value or a text that is the secret as a whole is replaced, and so
+    /// is a number equal to a sensitive number, however long.
+    #[test]
+    fn replaces_short_and_numeric_secrets_as_whole_values() {
+        let args = json!({"pin": "482", "code": 90210, "flag": true, "empty": ""});
+        let s = Secrets::from_args(&args, ["pin", "code", "flag", "empty"]);
+        let mut v = json!({
+            "pin": "482", "pins": ["482", "4821", "x482"], "code": 90210, "as_float": 90210.0,
+            "other": 482, "flag": true, "empty": "", "note": "pin 482 accepted",
+        });
+        s.redact_json(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "pin": "[REDACTED]", "pins": ["[REDACTED]", "4821", "x482"],
+                "code": "[REDACTED]", "as_float": "[REDACTED]", "other": 482, "flag": true,
+                "empty": "", "note": "pin 482 accepted",
+            })
+        );
+        assert_eq!(s.clean("482"), "[REDACTED]");
+        assert_eq!(s.clean("90210"), "[REDACTED]");
+        assert_eq!(s.clean("code 90210"), "code [REDACTED]");
+        assert_eq!(
+            s.clean("pin 482"),
+            "pin 482",
+            "too short to search for in text"
+        );
+    }
+
     #[test]
     fn replaces_secrets_everywhere() {
         let args = json!({"token": "sk-secret-123", "pin": "12", "q": "sk"});
@@ -187,6 +259,11 @@ mod tests {
         let mut v = json!({"a": ["x sk-secret-123"]});
         s.redact_json(&mut v);
         assert_eq!(v, json!({"a": ["x [REDACTED]"]}));
+        assert_eq!(
+            s.clean("12"),
+            "[REDACTED]",
+            "a text that is nothing but the pin"
+        );
         assert_eq!(
             args_for_log(&args, ["token", "pin"]),
             json!({"token": "[REDACTED]", "pin": "[REDACTED]", "q": "sk"})

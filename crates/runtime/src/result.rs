@@ -61,6 +61,16 @@ impl ToolResult {
 
     /// Replaces every occurrence of each secret in the result's text.
     pub fn redact(&mut self, secrets: &crate::redact::Secrets) {
+        // An object returned bare is shown as its own JSON text: that text is rendered
+        // again from the redacted object, so a secret too short to search for in text,
+        // replaced there as a whole value, leaves the text too.
+        let rendered = match (&self.structured_content, self.content.as_slice()) {
+            (Some(structured), [block]) => {
+                block.get("text").and_then(Value::as_str)
+                    == serde_json::to_string_pretty(structured).ok().as_deref()
+            }
+            _ => false,
+        };
         for text in self.texts_mut() {
             if let Some(clean) = secrets.redact(text) {
                 *text = clean;
@@ -68,6 +78,9 @@ impl ToolResult {
         }
         if let Some(structured) = &mut self.structured_content {
             secrets.redact_json(structured);
+            if rendered && let Ok(text) = serde_json::to_string_pretty(structured) {
+                self.content = vec![text_block(text)];
+            }
         }
     }
 }

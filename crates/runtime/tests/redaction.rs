@@ -208,9 +208,11 @@ async fn a_secret_in_a_parameter_that_fails_validation_is_not_echoed() {
 }
 
 /// Review row 60, a known limitation: redaction matches the value as given, so a value
-/// shorter than 4 bytes is left alone wherever it appears (replacing every "ab" would
-/// ruin the text and protect nothing), and so is a value the tool transforms (base64,
-/// upper-case, split). This pins the minimum length: 4 bytes are redacted, 3 are not.
+/// shorter than 4 bytes is left alone inside longer text (replacing every "ab" would
+/// ruin the text and protect nothing; where it stands whole it is replaced, see
+/// `short_and_numeric_secrets_are_replaced_as_whole_values`), and so is a value the tool
+/// transforms (base64, upper-case, split). This pins the minimum length: 4 bytes are
+/// redacted, 3 are not.
 #[tokio::test(flavor = "multi_thread")]
 async fn values_shorter_than_four_bytes_are_not_redacted() {
     let e = common::env();
@@ -253,4 +255,53 @@ async fn a_timer_crashing_after_the_result_does_not_log_the_secret() {
         !logs.contains(secret),
         "the secret leaked into the logs:\n{logs}"
     );
+}
+
+/// README claim 10 (issue 13): a sensitive value shorter than 4 bytes is not searched for
+/// inside text, but where it stands whole (a progress text, a value of the structured
+/// result, the text Toolhost renders for an object returned bare) it is replaced, and so
+/// is a sensitive number in the structured result. The note that merely mentions the PIN
+/// keeps it: that is the documented limit.
+#[tokio::test(flavor = "multi_thread")]
+async fn short_and_numeric_secrets_are_replaced_as_whole_values() {
+    let e = common::env();
+    for bare in [false, true] {
+        let req = e.request(
+            common::tool("short_secret"),
+            json!({"pin": "482", "code": 90210, "bare": bare}),
+        );
+        let mut call = e.runtime.call(req);
+        let mut progress = Vec::new();
+        let result = loop {
+            match call.next().await.unwrap() {
+                toolhost_runtime::CallEvent::Progress(p) => progress.extend(p.content),
+                toolhost_runtime::CallEvent::Done(r) => break r,
+            }
+        };
+        assert!(!result.is_error, "{result:?}");
+        assert_eq!(
+            progress,
+            vec![json!({"type": "text", "text": "[REDACTED]"})],
+            "bare: {bare}"
+        );
+        let structured = result.structured_content.clone().unwrap();
+        assert_eq!(
+            structured,
+            json!({
+                "pin": "[REDACTED]", "code": "[REDACTED]", "pins": ["[REDACTED]"],
+                "note": "pin 482 accepted",
+            }),
+            "bare: {bare}"
+        );
+        let text = result.joined_text();
+        if bare {
+            assert_eq!(text, serde_json::to_string_pretty(&structured).unwrap());
+            assert!(
+                !text.contains("\"482\"") && !text.contains("90210"),
+                "{text}"
+            );
+        } else {
+            assert_eq!(text, "accepted");
+        }
+    }
 }

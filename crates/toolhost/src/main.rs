@@ -72,7 +72,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     if let Err(e) = init_logging(cli.log_file.as_deref()) {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", describe(&e));
         return ExitCode::from(2);
     }
     let result = match cli.command {
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", describe(&e));
             ExitCode::from(2)
         }
     }
@@ -152,4 +152,22 @@ fn init_logging(file: Option<&Path>) -> anyhow::Result<()> {
         .try_init()
         .context("cannot start logging")?;
     Ok(())
+}
+
+/// The error and its causes, `: `-joined as `{:#}` does, but without a cause the message
+/// already ends with: many errors (ours and libraries') put their source in their own
+/// message too, and "Not a directory (os error 20): Not a directory (os error 20)" says
+/// nothing twice.
+fn describe(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.is_empty() {
+            text = part;
+        } else if !text.ends_with(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+    }
+    text
 }

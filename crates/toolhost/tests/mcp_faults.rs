@@ -162,7 +162,13 @@ fn stdio_faults(wiring: Wiring) {
     s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     s.send("[1, 2");
     s.send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
-    assert_eq!(s.response(2)["error"]["code"], -32601);
+    let e = s.response(2);
+    assert_eq!(e["error"]["code"], -32601, "{e}");
+    // Not the bare method name: the message says what is wrong with it.
+    assert_eq!(
+        e["error"]["message"], "method not found: no/such/method",
+        "{e}"
+    );
     s.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":"x"}}"#);
     let e = s.response(3);
     assert_eq!(e["error"]["code"], -32602, "{e}");
@@ -275,6 +281,12 @@ fn http_rejects_malformed_oversized_and_cross_origin_requests() {
     let session = Session::open(addr, &[]);
     let r = session.post(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
     assert!(r.body.contains("-32601"), "{}", r.body);
+    assert!(
+        r.body
+            .contains(r#""message":"method not found: no/such/method""#),
+        "{}",
+        r.body
+    );
     let r = session.post(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#);
     assert!(r.body.contains("-32602"), "{}", r.body);
     let r = session.post(&call(4, "echo", json!({"text": "ok"})));

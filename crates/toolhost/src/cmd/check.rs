@@ -40,6 +40,9 @@ struct JsonReport<'a> {
     report: &'a CheckReport,
     #[serde(flatten)]
     tally: Tally,
+    /// Why the tool sets did not boot (counted in `errors`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    boot_error: Option<String>,
     /// Tools whose icon falls back to the wrench (not an error: a nudge to map them).
     wrench_icons: Vec<Wrench>,
 }
@@ -72,7 +75,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         report.folders.extend(part.folders);
         report.diagnostics.extend(part.diagnostics);
     }
-    let tally = Tally::of(&report.diagnostics);
+    let mut tally = Tally::of(&report.diagnostics);
     // The same roots as tool sets, with the core plugins: boot problems are check errors.
     let roots = targets
         .iter()
@@ -89,17 +92,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Ok(registry) => (registry.wrench_tools(), None),
         Err(e) => (Vec::new(), Some(e)),
     };
+    // A tool folder's whole root boots with it: name only the tools that were checked.
+    let checked: std::collections::HashSet<&str> = report
+        .folders
+        .iter()
+        .filter_map(|f| f.name.as_deref())
+        .collect();
     let wrench: Vec<Wrench> = wrench
         .into_iter()
+        .filter(|(tool, _)| checked.contains(tool.as_str()))
         .map(|(tool, tool_set)| Wrench { tool, tool_set })
         .collect();
+    let boot_error = boot_error.map(|e| format!("{e:#}"));
     if let Some(e) = &boot_error {
-        eprintln!("error: {e:#}");
+        tally.errors += 1;
+        eprintln!("error: {e}");
     }
     if args.json {
         print_json(&JsonReport {
             report: &report,
             tally,
+            boot_error: boot_error.clone(),
             wrench_icons: wrench,
         })?;
     } else {
