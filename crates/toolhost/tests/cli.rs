@@ -423,6 +423,19 @@ fn new_scaffolds_tools_that_pass_check_in_every_language() {
     let (code, _, stderr) = run(toolhost().args(["new", "greet_ts", "--dir"]).arg(t.path()));
     assert_eq!(code, 2);
     assert!(stderr.contains("already exists"), "{stderr}");
+
+    // The README's first steps on a fresh machine: the tool root does not exist yet.
+    let fresh = t.path().join("fresh/tools");
+    let (code, _, stderr) = run(toolhost().args(["new", "hello", "--dir"]).arg(&fresh));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(fresh.join("hello/TOOL.md").is_file());
+    // A file where the root should be is not replaced.
+    let file = t.path().join("a_file");
+    std::fs::write(&file, "x").unwrap();
+    let (code, _, stderr) = run(toolhost().args(["new", "hello", "--dir"]).arg(&file));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("exists and is not a directory"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
 }
 
 #[test]

@@ -13,7 +13,7 @@ use crate::output::print_diagnostics;
 pub struct Args {
     /// The tool's name (snake_case); also the folder's name.
     name: String,
-    /// Where to create the tool folder.
+    /// Where to create the tool folder (made if missing).
     #[arg(long, default_value = ".")]
     dir: PathBuf,
     /// The language to write the tool in.
@@ -35,9 +35,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     let language = Language::parse(&args.language).context("unknown language")?;
-    if !args.dir.is_dir() {
-        bail!("{} is not a directory", args.dir.display());
+    // A tool root that does not exist yet is made (the README's first steps run `new`
+    // on a fresh machine); something else in the way is not replaced.
+    if args.dir.exists() && !args.dir.is_dir() {
+        bail!("{} exists and is not a directory", args.dir.display());
     }
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("cannot create {}", args.dir.display()))?;
     let dir = args.dir.join(&args.name);
     if dir.exists() {
         bail!(
