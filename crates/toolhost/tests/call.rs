@@ -194,6 +194,9 @@ fn the_example_tools_run() {
         r#"{"items": [{"name": "pen"}, {"name": "ink"}]}"#,
     )
     .unwrap();
+    std::fs::create_dir_all(home.join("notes/big")).unwrap();
+    std::fs::write(home.join("notes/big/a.txt"), "sandbox ".repeat(40_000)).unwrap();
+    std::fs::write(home.join("notes/small.txt"), "the tool and the sandbox").unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec!["text_stats".into(), "text=One two. Three four five.".into()],
@@ -219,6 +222,20 @@ fn the_example_tools_run() {
             ],
             "file_search/lib/walk.ts:",
         ),
+        // The Python and Bash examples, sandboxed like the TypeScript ones.
+        (
+            vec![
+                "word_frequency".into(),
+                "path=notes/small.txt".into(),
+                "skip_stop_words=false".into(),
+            ],
+            "5 words, 4 distinct.\n  1. the          2  40.0%\n  2. and          1  20.0%",
+        ),
+        (
+            vec!["disk_usage".into(), "path=notes".into(), "top=1".into()],
+            "/officer/user/notes: ",
+        ),
+        (vec!["disk_usage".into(), "path=notes".into()], "  big\n"),
     ];
     for (args, expected) in cases {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));

@@ -65,10 +65,12 @@ fn an_agent_gets_its_resolved_tool_sets_over_mcp() {
         names,
         [
             "convert_timezone",
+            "disk_usage",
             "file_search",
             "get_current_time",
             "json_query",
-            "text_stats"
+            "text_stats",
+            "word_frequency"
         ],
         "the agent's grants, minus its deny list, in name order"
     );

@@ -115,10 +115,12 @@ fn resolve_prints_tools_owners_and_warnings() {
         names,
         [
             "convert_timezone",
+            "disk_usage",
             "file_search",
             "get_current_time",
             "json_query",
-            "text_stats"
+            "text_stats",
+            "word_frequency"
         ]
     );
     let first = &v["tools"][0];
