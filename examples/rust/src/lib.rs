@@ -1,0 +1,7 @@
+//! Rust examples of embedding Toolhost; run them with
+//! `cargo run -p toolhost-examples --example NAME`:
+//!
+//! - `custom_source`: serve tools of your own over MCP (stdio) through the host's
+//!   `ToolSource` interface, with the runtime's validation, deadlines and cancellation.
+//!
+//! `tests/examples.rs` runs each one as a user would.
