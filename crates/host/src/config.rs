@@ -108,20 +108,20 @@ pub struct ServeConfig {
     /// Connections open at once from one client address (an IPv6 /64).
     pub max_connections_per_ip: Option<usize>,
     /// Seconds from a request's first byte to the end of its headers.
-    #[serde(default, with = "opt_secs")]
+    #[serde(default, with = "toolhost_spec::seconds::opt_secs")]
     pub header_timeout: Option<Duration>,
     /// Seconds from the end of a request's headers to the end of its body.
-    #[serde(default, with = "opt_secs")]
+    #[serde(default, with = "toolhost_spec::seconds::opt_secs")]
     pub body_timeout: Option<Duration>,
     /// Seconds a connection stays open without a request.
-    #[serde(default, with = "opt_secs")]
+    #[serde(default, with = "toolhost_spec::seconds::opt_secs")]
     pub idle_timeout: Option<Duration>,
     /// 2025-11-25 sessions of all users together.
     pub max_sessions: Option<usize>,
     /// Sessions of one user; a new one ends their least recently used.
     pub max_sessions_per_user: Option<usize>,
     /// Seconds after which a session without requests ends.
-    #[serde(default, with = "opt_secs")]
+    #[serde(default, with = "toolhost_spec::seconds::opt_secs")]
     pub session_idle_timeout: Option<Duration>,
 }
 
@@ -151,21 +151,6 @@ impl ServeConfig {
                     .map(|(k, _)| k),
             )
             .collect()
-    }
-}
-
-mod opt_secs {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer};
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<Duration>, D::Error> {
-        let secs = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(secs)
-            .map(Some)
-            .map_err(serde::de::Error::custom)
     }
 }
 

@@ -31,16 +31,16 @@ pub struct RuntimeConfig {
     /// Calls one worker runs concurrently before another worker is started.
     pub max_calls_per_worker: usize,
     /// A worker with no call for this long is retired.
-    #[serde(with = "secs")]
+    #[serde(with = "toolhost_spec::seconds::secs")]
     pub worker_idle_retire: Duration,
     /// Deadline of a call, unless the tool's `timeout` (TOOL.md) or the caller says otherwise.
-    #[serde(with = "secs")]
+    #[serde(with = "toolhost_spec::seconds::secs")]
     pub timeout: Duration,
     /// A call with no progress update for this long is stopped; progress resets it.
-    #[serde(with = "secs")]
+    #[serde(with = "toolhost_spec::seconds::secs")]
     pub idle_timeout: Duration,
     /// How long a cancelled call may take to settle before its process group is killed.
-    #[serde(with = "millis")]
+    #[serde(with = "toolhost_spec::seconds::millis")]
     pub cancel_grace: Duration,
     /// Most bytes of text a result may carry; the rest is cut with a note.
     pub max_result_bytes: usize,
@@ -238,27 +238,6 @@ impl ToolEnv {
             env.insert("OFFICER_EMAIL_DB".into(), db.display().to_string());
         }
         env.into_iter().collect()
-    }
-}
-
-mod secs {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let secs = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
-    }
-}
-
-mod millis {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        Ok(Duration::from_millis(u64::deserialize(d)?))
     }
 }
 

@@ -10,6 +10,7 @@ mod lint;
 mod manifest;
 pub mod names;
 mod parse;
+pub mod seconds;
 mod yaml;
 
 pub use diagnostic::{Code, Diagnostic, LineIndex, Position, Severity};

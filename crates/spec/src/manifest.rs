@@ -79,10 +79,16 @@ pub struct ToolManifest {
     pub language: Language,
     pub inputs: Vec<Input>,
     /// Toolhost extension: the call's deadline (`timeout: 120`, in seconds).
-    #[serde(skip_serializing_if = "Option::is_none", with = "opt_secs")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        with = "crate::seconds::opt_secs"
+    )]
     pub timeout: Option<Duration>,
     /// Toolhost extension: how long a call may go without a progress update.
-    #[serde(skip_serializing_if = "Option::is_none", with = "opt_secs")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        with = "crate::seconds::opt_secs"
+    )]
     pub idle_timeout: Option<Duration>,
     /// Toolhost extension: the tool needs the network (`network: true`); without it the
     /// tool's sandbox has none.
@@ -138,18 +144,5 @@ impl ToolManifest {
             .iter()
             .filter(|i| i.sensitive)
             .map(|i| i.name.as_str())
-    }
-}
-
-mod opt_secs {
-    use std::time::Duration;
-
-    use serde::Serializer;
-
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => s.serialize_f64(d.as_secs_f64()),
-            None => s.serialize_none(),
-        }
     }
 }
