@@ -72,7 +72,13 @@ const IPV4: &[Entry] = &[
     e("192.52.193.0/24", "AMT (globally reachable)", N, N, N),
     e("192.88.99.0/24", "deprecated 6to4 relay anycast", R, N, N),
     e("192.168.0.0/16", "private-use", P, N, N),
-    e("192.175.48.0/24", "direct delegation AS112 (globally reachable)", N, N, N),
+    e(
+        "192.175.48.0/24",
+        "direct delegation AS112 (globally reachable)",
+        N,
+        N,
+        N,
+    ),
     e("198.18.0.0/15", "benchmarking", R, N, N),
     e("198.51.100.0/24", "documentation (TEST-NET-2)", R, N, N),
     e("203.0.113.0/24", "documentation (TEST-NET-3)", R, N, N),
@@ -111,7 +117,13 @@ const IPV6: &[Entry] = &[
     // Globally reachable in the registry; anycast, answered by the nearest server.
     e("2001:1::1/128", "port control protocol anycast", R, R, R),
     e("2001:1::2/128", "TURN anycast", R, R, R),
-    e("2001:1::3/128", "DNS-SD service registration protocol anycast", R, R, R),
+    e(
+        "2001:1::3/128",
+        "DNS-SD service registration protocol anycast",
+        R,
+        R,
+        R,
+    ),
     e("2001:2::/48", "benchmarking", R, R, R),
     e("2001:3::/32", "AMT", R, R, R),
     e("2001:4:112::/48", "AS112-v6", R, R, R),
@@ -121,7 +133,13 @@ const IPV6: &[Entry] = &[
     e("2001:db8::/32", "documentation", R, N, N),
     // Judged by the IPv4 address: 2002:: is 0.0.0.0, the last 255.255.255.255.
     e("2002::/16", "6to4", R, N, N),
-    e("2620:4f:8000::/48", "direct delegation AS112 (globally reachable)", N, N, N),
+    e(
+        "2620:4f:8000::/48",
+        "direct delegation AS112 (globally reachable)",
+        N,
+        N,
+        N,
+    ),
     e("3fff::/20", "documentation", R, N, N),
     // Outside 2000::/3, so its neighbours are unallocated.
     e("5f00::/16", "segment routing (SRv6) SIDs", R, R, R),
@@ -142,12 +160,20 @@ fn step(ip: IpAddr, up: bool) -> Option<IpAddr> {
     match ip {
         IpAddr::V4(v4) => {
             let n = u32::from(v4);
-            let n = if up { n.checked_add(1) } else { n.checked_sub(1) };
+            let n = if up {
+                n.checked_add(1)
+            } else {
+                n.checked_sub(1)
+            };
             n.map(|n| IpAddr::V4(Ipv4Addr::from(n)))
         }
         IpAddr::V6(v6) => {
             let n = u128::from(v6);
-            let n = if up { n.checked_add(1) } else { n.checked_sub(1) };
+            let n = if up {
+                n.checked_add(1)
+            } else {
+                n.checked_sub(1)
+            };
             n.map(|n| IpAddr::V6(Ipv6Addr::from(n)))
         }
     }
@@ -195,9 +221,12 @@ fn every_ipv6_special_purpose_range() {
 
 /// An IPv4 address inside an IPv6 one, in every spelling, for a loopback, a private, a
 /// link-local (reserved) and a public IPv4 address.
+/// A spelling, the loopback, private, link-local and public address in it, and their kinds.
+type Spelling = (&'static str, [&'static str; 4], [Option<Kind>; 4]);
+
 #[test]
 fn every_embedded_ipv4_spelling() {
-    let cases: &[(&str, [&str; 4], [Option<Kind>; 4])] = &[
+    let cases: &[Spelling] = &[
         (
             "IPv4-mapped ::ffff:a.b.c.d: the IPv4 host",
             [

@@ -1,4 +1,8 @@
-//! The embedded sandbox: every tool process starts inside it.
+//! The embedded sandbox: every tool process starts inside it. Linux only: it is built from
+//! namespaces, Landlock, seccomp and cgroups. Elsewhere the crate compiles to a small API
+//! whose every entry point says the sandbox needs Linux. This is the only crate of the
+//! workspace with `unsafe` code, in [`fds`] and [`notify`], each operation behind a safe
+//! wrapper or an `unsafe fn` with its contract.
 //!
 //! The host never forks in its multi-threaded state to build a sandbox. It runs its own
 //! binary in a hidden helper mode instead ([`helper_main`]), in two stages:
@@ -13,102 +17,76 @@
 //! host's network and connects for it, where [`egress`] allows ([`supervise`], [`dns`]).
 //!
 //! [`host`] is the host's side: probing the machine, checking the configuration's
-//! requirements, and turning a launch into a helper invocation ([`spec`]).
+//! requirements, and turning a launch into a helper invocation ([`spec`]). The helper is
+//! whatever binary calls [`helper_main`] first thing: `toolhost`, or this crate's test.
+#![warn(missing_docs, unreachable_pub)]
 
-mod cgroup;
 mod config;
-mod confine;
-mod dns;
-pub mod egress;
-mod fds;
-mod filter;
-mod handoff;
-mod host;
-pub mod layout;
-mod notify;
-mod probe;
-mod quota;
-mod spares;
-mod spec;
-mod stage1;
-mod stage2;
-mod supervise;
-mod usage;
+mod error;
+mod layer;
 
-use std::process::ExitCode;
-
-pub(crate) use cgroup::Lease;
 pub use config::{NetworkPolicy, Requirement, SandboxConfig};
-pub use host::Sandbox;
-pub(crate) use host::{Launch, LaunchArg, Refill};
-pub use layout::{CacheView, View};
-pub use probe::{Layer, probe_here};
-pub(crate) use quota::Watched;
-pub(crate) use spec::Mount;
+pub use error::SandboxError;
+pub use layer::Layer;
 
 /// The hidden argument that probes the machine in a fresh, single-threaded process.
 pub const PROBE_MODE: &str = "__sandbox-probe";
 
-/// Marks every descriptor this process inherited above stderr close-on-exec, so that no
-/// process it starts (a tool, sandboxed or not, or an MCP server) inherits what the host's
-/// own parent left open. Call it early in `main`, after [`helper_main`].
-pub fn keep_inherited_descriptors() -> Result<(), String> {
-    fds::cloexec_from_3()
-}
+#[cfg(target_os = "linux")]
+mod cgroup;
+#[cfg(target_os = "linux")]
+mod confine;
+#[cfg(target_os = "linux")]
+mod dns;
+#[cfg(target_os = "linux")]
+mod egress;
+#[cfg(target_os = "linux")]
+mod fds;
+#[cfg(target_os = "linux")]
+mod filter;
+#[cfg(target_os = "linux")]
+mod handoff;
+#[cfg(target_os = "linux")]
+mod helper;
+#[cfg(target_os = "linux")]
+mod host;
+#[cfg(target_os = "linux")]
+mod layout;
+#[cfg(target_os = "linux")]
+mod notify;
+#[cfg(target_os = "linux")]
+mod probe;
+#[cfg(target_os = "linux")]
+mod quota;
+#[cfg(target_os = "linux")]
+mod spares;
+#[cfg(target_os = "linux")]
+mod spec;
+#[cfg(target_os = "linux")]
+mod stage1;
+#[cfg(target_os = "linux")]
+mod stage2;
+#[cfg(target_os = "linux")]
+mod supervise;
+#[cfg(target_os = "linux")]
+mod usage;
 
-/// Runs the helper mode named by the process's first argument, if any. A binary that
-/// hosts the runtime calls this first thing in `main`, before any thread starts:
-///
-/// ```no_run
-/// fn main() -> std::process::ExitCode {
-///     if let Some(code) = toolhost_runtime::sandbox::helper_main() {
-///         return code;
-///     }
-///     // … the program proper …
-///     std::process::ExitCode::SUCCESS
-/// }
-/// ```
-pub fn helper_main() -> Option<ExitCode> {
-    let mode = std::env::args_os().nth(1)?;
-    if matches!(mode.to_str(), Some(PROBE_MODE | spec::EXEC_MODE))
-        && let Err(why) = fds::close_from_3()
-    {
-        eprintln!("toolhost sandbox: cannot close inherited descriptors: {why}");
-        return Some(ExitCode::from(spec::SETUP_FAILED as u8));
-    }
-    let run = match mode.to_str()? {
-        PROBE_MODE => {
-            return Some(match serde_json::to_string(&probe_here()) {
-                Ok(json) => {
-                    println!("{json}");
-                    ExitCode::SUCCESS
-                }
-                Err(_) => ExitCode::FAILURE,
-            });
-        }
-        spec::EXEC_MODE => stage1::run,
-        _ => return None,
-    };
-    // Work that needs no spec first: a spare helper does it before it is needed.
-    let ahead = stage1::Ahead::prepare();
-    // Tells the host this helper is started: the first byte of its stdout, before the
-    // tool's.
-    if let Err(e) = rustix::io::write(rustix::stdio::stdout(), &[spec::READY]) {
-        eprintln!("toolhost sandbox: cannot signal readiness: {e}");
-        return Some(ExitCode::from(spec::SETUP_FAILED as u8));
-    }
-    let json = match spec::read_frame() {
-        Ok(json) => json,
-        Err(why) => {
-            eprintln!("toolhost sandbox: {why}");
-            return Some(ExitCode::from(spec::SETUP_FAILED as u8));
-        }
-    };
-    Some(match run(&json, ahead) {
-        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-        Err(why) => {
-            eprintln!("toolhost sandbox: {why}");
-            ExitCode::from(spec::SETUP_FAILED as u8)
-        }
-    })
-}
+#[cfg(target_os = "linux")]
+pub use cgroup::Lease;
+#[cfg(target_os = "linux")]
+pub use helper::{helper_main, keep_inherited_descriptors};
+#[cfg(target_os = "linux")]
+pub use host::{Launch, LaunchArg, Refill, Sandbox};
+#[cfg(target_os = "linux")]
+pub use layout::{CacheView, View};
+#[cfg(target_os = "linux")]
+pub use probe::probe_here;
+#[cfg(target_os = "linux")]
+pub use quota::Watched;
+#[cfg(target_os = "linux")]
+pub use spec::{Limits, Mount, Spec};
+
+#[cfg(not(target_os = "linux"))]
+mod elsewhere;
+#[cfg(not(target_os = "linux"))]
+pub use elsewhere::{Sandbox, helper_main, keep_inherited_descriptors, probe_here};

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use toolhost_mcp::SessionLimits;
 use toolhost_mcp::connections::ConnectionLimits;
 use toolhost_runtime::RuntimeConfig;
-use toolhost_runtime::sandbox::SandboxConfig;
+use toolhost_sandbox::SandboxConfig;
 use toolhost_toolsets::{AgentConfig, McpServerConfig, SetSettings, ToolsetsConfig, TurnSettings};
 
 #[derive(Debug, Default, Deserialize)]
