@@ -39,17 +39,36 @@ fn main() -> ExitCode {
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |f: &str| args.iter().any(|a| a == f);
-    let filters: Vec<&str> = args
-        .iter()
-        .filter(|a| !a.starts_with("--"))
-        .map(String::as_str)
-        .collect();
+    // libtest's options that take a value (`--format terse`, `--skip NAME`, …): the value is
+    // not a name filter.
+    const WITH_VALUE: &[&str] = &[
+        "--format",
+        "--skip",
+        "--test-threads",
+        "--color",
+        "--logfile",
+        "--shuffle-seed",
+        "-Z",
+    ];
+    let mut filters = Vec::new();
+    let mut skips = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if WITH_VALUE.contains(&arg.as_str()) {
+            if let Some(value) = rest.next()
+                && arg == "--skip"
+            {
+                skips.push(value.as_str());
+            }
+        } else if !arg.starts_with('-') {
+            filters.push(arg.as_str());
+        }
+    }
+    let exact = flag("--exact");
+    let matches = |name: &str, f: &str| if exact { name == f } else { name.contains(f) };
     let chosen = |name: &str| {
-        filters.is_empty()
-            || filters.iter().any(|f| match flag("--exact") {
-                true => name == *f,
-                false => name.contains(f),
-            })
+        (filters.is_empty() || filters.iter().any(|f| matches(name, f)))
+            && !skips.iter().any(|f| matches(name, f))
     };
     if flag("--list") {
         // No test is ignored: `--ignored` lists none.
