@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use toolhost_runtime::RuntimeConfig;
-use toolhost_runtime::sandbox::SandboxConfig;
+use toolhost_sandbox::SandboxConfig;
 use toolhost_toolsets::{AgentConfig, McpServerConfig, SetSettings, ToolsetsConfig, TurnSettings};
 
 /// What is wrong with a configuration file, and where.

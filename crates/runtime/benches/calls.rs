@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolhost_catalog::{Catalog, Root, RootOrigin};
-use toolhost_runtime::sandbox::SandboxConfig;
 use toolhost_runtime::{CallRequest, Runtime, RuntimeConfig, ToolEnv, ToolRef, UserSpace};
+use toolhost_sandbox::SandboxConfig;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -27,7 +27,7 @@ const INDEX_TS: &str = "type P = { text: string };\nexport async function execut
 fn main() -> std::process::ExitCode {
     // This binary is not `toolhost`: should a sandbox ever start it as its helper, it must
     // act as one rather than run the benchmark again (and again).
-    if let Some(code) = toolhost_runtime::sandbox::helper_main() {
+    if let Some(code) = toolhost_sandbox::helper_main() {
         return code;
     }
     let quick = std::env::args().any(|a| a == "--quick");

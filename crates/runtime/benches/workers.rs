@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolhost_catalog::{Catalog, Root, RootOrigin, Tool};
-use toolhost_runtime::sandbox::SandboxConfig;
 use toolhost_runtime::{
     CallRequest, Runtime, RuntimeConfig, ToolEnv, ToolRef, UserSpace, WorkerScope,
 };
+use toolhost_sandbox::SandboxConfig;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -186,7 +186,7 @@ fn arg_after(name: &str) -> Option<String> {
 fn main() -> std::process::ExitCode {
     // The sandbox starts this binary as its helper (the default helper is the running
     // executable): act as one rather than run the benchmark again.
-    if let Some(code) = toolhost_runtime::sandbox::helper_main() {
+    if let Some(code) = toolhost_sandbox::helper_main() {
         return code;
     }
     let sandboxed = !std::env::args().any(|a| a == "--no-sandbox");

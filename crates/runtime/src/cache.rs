@@ -97,8 +97,9 @@ impl Caches {
 /// The name of a user's directory: user names may hold `@`, dots and anything else a
 /// token's user was given, so the name is a hash of it.
 fn user_key(user: &str) -> String {
-    let digest = Sha256::digest(format!("toolhost user\0{user}").as_bytes());
-    crate::transpile::sha256_hex(&digest)[..32].to_string()
+    // Hashed twice, as the name has always been made: the directories keep their names.
+    let digest = Sha256::digest(Sha256::digest(format!("toolhost user\0{user}").as_bytes()));
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -11,12 +11,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::RuntimeError;
 use crate::launch::Launcher;
-use crate::tool_folder::ToolFolder;
 use crate::tool_user::{self, StopOnDrop};
-use crate::transpile::read_sources;
 use crate::version::CodeVersions;
-use crate::{RuntimeError, Transpiler};
+use toolhost_transpile::ToolFolder;
+use toolhost_transpile::Transpiler;
+use toolhost_transpile::read_sources;
 
 #[derive(Default)]
 pub(crate) struct Code {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::sandbox::{SandboxConfig, View};
+use toolhost_sandbox::{SandboxConfig, View};
 
 /// The `PATH` of every tool process.
 pub const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";

@@ -17,7 +17,10 @@ pub enum RuntimeError {
     #[error("{0}")]
     WorkerStart(String),
     #[error("{0}")]
-    Transpile(crate::TranspileError),
+    Transpile(toolhost_transpile::TranspileError),
+    /// The sandbox could not be set up or started.
+    #[error(transparent)]
+    Isolation(#[from] toolhost_sandbox::SandboxError),
     #[error("{0}")]
     Sandbox(String),
     /// A setting no call could work with, or a configuration that would share what must

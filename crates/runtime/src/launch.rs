@@ -11,8 +11,10 @@ use tokio::process::{Child, Command};
 use crate::RuntimeError;
 use crate::cache::Caches;
 use crate::config::{ToolEnv, UserSpace};
-use crate::sandbox::{CacheView, Launch, LaunchArg, Lease, Refill, Sandbox, View, Watched};
 use crate::tool_user::Ids;
+use toolhost_sandbox::{
+    CacheView, Launch, LaunchArg, Lease, Mount, Refill, Sandbox, SandboxError, View, Watched,
+};
 
 /// One tool process to start; paths are host paths.
 pub(crate) struct ToolProcess<'a> {
@@ -86,9 +88,13 @@ impl Launcher {
         let extra: Vec<_> = p
             .extra
             .into_iter()
-            .map(|(source, target)| crate::sandbox::layout::rw(source, target))
+            .map(|(source, target)| Mount {
+                source,
+                target,
+                writable: true,
+            })
             .collect();
-        let in_sandbox_terms = |e: RuntimeError| sandbox_terms(e, &view, &extra, sandbox);
+        let in_sandbox_terms = |e: SandboxError| sandbox_terms(e, &view, &extra, sandbox);
         let left = sandbox.admit(&p.space.home, &roots).await?;
         sandbox
             .prepare_home(&p.space.home, &p.space.user, &roots)
@@ -99,6 +105,7 @@ impl Launcher {
             .spec(
                 Launch {
                     program: p.program,
+                    search_path: crate::config::TOOL_PATH,
                     args: p.args,
                     cwd: p.cwd,
                     user: &p.space.user,
@@ -138,7 +145,8 @@ impl Launcher {
             Some(sandbox) => sandbox
                 .admit(&space.home, &env.roots_for(space))
                 .await
-                .map(drop),
+                .map(drop)
+                .map_err(RuntimeError::from),
             None => Ok(()),
         }
     }
@@ -147,12 +155,7 @@ impl Launcher {
 /// A failure to set a sandbox up, as the tool's caller gets it: host paths become the
 /// paths the sandbox shows (the helper itself is just `toolhost`). The operator's log
 /// keeps the original.
-fn sandbox_terms(
-    e: RuntimeError,
-    view: &View,
-    extra: &[crate::sandbox::Mount],
-    sandbox: &Sandbox,
-) -> RuntimeError {
+fn sandbox_terms(e: SandboxError, view: &View, extra: &[Mount], sandbox: &Sandbox) -> RuntimeError {
     let original = e.to_string();
     let mut text = original.clone();
     let mut mounts: Vec<(String, String)> = view

@@ -5,7 +5,6 @@
 //! The entry point is [`Runtime::call`], which returns a [`Call`]: a stream of progress
 //! events and one final [`ToolResult`], and a way to cancel.
 
-pub mod addresses;
 mod cache;
 mod call;
 mod code;
@@ -23,11 +22,8 @@ mod process;
 mod redact;
 mod result;
 mod runtime;
-pub mod sandbox;
 mod target;
-mod tool_folder;
 mod tool_user;
-mod transpile;
 mod validate;
 mod version;
 
@@ -39,5 +35,4 @@ pub use redact::{REDACTED, Secrets};
 pub use result::{ToolResult, cap_text, normalise, text_block};
 pub use runtime::{CallRequest, Runtime, ToolRef};
 pub use target::Target;
-pub use transpile::*;
 pub use validate::{ArgsError, ArgsValidator, Problem};

@@ -17,7 +17,7 @@ use crate::events::{EventReceiver, EventSender};
 use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
 use crate::node::{Control, WorkerEvent};
-use crate::sandbox::LaunchArg;
+use toolhost_sandbox::LaunchArg;
 
 const PROGRESS_PREFIX: &str = "::progress::";
 const MAX_LINE: usize = 64 * 1024;

@@ -146,7 +146,7 @@ impl Runtime {
             .map_err(|e| RuntimeError::io(&cache.join("ts"), e))?;
         let run_dir = private_run_dir()?;
         let sandbox = if config.sandbox.enabled {
-            let sandbox = crate::sandbox::Sandbox::new(config.sandbox.clone());
+            let sandbox = toolhost_sandbox::Sandbox::new(config.sandbox.clone());
             open_up(&cache)?;
             Some(Arc::new(sandbox))
         } else {

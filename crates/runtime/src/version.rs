@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::tool_folder::{Stamp, ToolFolder};
+use toolhost_transpile::{Stamp, ToolFolder};
 
 struct Snapshot {
     files: Vec<(PathBuf, Stamp)>,

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolhost_catalog::{Catalog, Root, RootOrigin, Tool};
-use toolhost_runtime::sandbox::SandboxConfig;
 use toolhost_runtime::{CallRequest, Runtime, RuntimeConfig, ToolEnv, ToolRef, UserSpace};
+use toolhost_sandbox::SandboxConfig;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -63,11 +63,11 @@ enum Command {
 fn main() -> ExitCode {
     // The sandbox's helper modes run before anything could start a thread (unshare and
     // the uid change need a single-threaded process).
-    if let Some(code) = toolhost_runtime::sandbox::helper_main() {
+    if let Some(code) = toolhost_sandbox::helper_main() {
         return code;
     }
     // Descriptors our own parent left open are not for the tools we start.
-    if let Err(why) = toolhost_runtime::sandbox::keep_inherited_descriptors() {
+    if let Err(why) = toolhost_sandbox::keep_inherited_descriptors() {
         eprintln!("warning: {why}");
     }
     let cli = Cli::parse();

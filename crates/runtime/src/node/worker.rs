@@ -20,7 +20,7 @@ use crate::events::{EventReceiver, EventSender};
 use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
 use crate::redact::{Secrets, SeenSecrets};
-use crate::sandbox::LaunchArg as Arg;
+use toolhost_sandbox::LaunchArg as Arg;
 
 /// What a running call reports, from a Node worker or a per-call process alike.
 #[derive(Debug)]
@@ -132,7 +132,7 @@ pub(crate) struct Worker {
     /// What it serves: calls for anything else never reach it.
     pub key: WorkerKey,
     /// Host paths as the sandboxed worker sees them.
-    view: Option<crate::sandbox::View>,
+    view: Option<toolhost_sandbox::View>,
     pub pid: i32,
     to_worker: Outbox,
     calls: Mutex<HashMap<u64, EventSender>>,
@@ -144,7 +144,7 @@ pub(crate) struct Worker {
     last_used: Mutex<Instant>,
     /// Replaces the spare sandbox helper this worker used, once its first call is done:
     /// a helper starting earlier would take CPU from the call that is waiting for it.
-    refill: Mutex<Option<crate::sandbox::Refill>>,
+    refill: Mutex<Option<toolhost_sandbox::Refill>>,
 }
 
 static SOCKET_COUNTER: AtomicU64 = AtomicU64::new(0);

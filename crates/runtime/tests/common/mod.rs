@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 use toolhost_catalog::{Catalog, Root, RootOrigin, Tool};
-use toolhost_runtime::sandbox::SandboxConfig;
 use toolhost_runtime::{
     CallEvent, CallRequest, Runtime, RuntimeConfig, ToolEnv, ToolRef, ToolResult, UserSpace,
 };
+use toolhost_sandbox::SandboxConfig;
 
 /// The `toolhost` binary when these tests are compiled into the toolhost crate (which
 /// runs them all again with the sandbox on); `None` in the runtime crate itself.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use serde_json::json;
-use toolhost_runtime::sandbox::Sandbox;
+use toolhost_sandbox::Sandbox;
 
 use toolhost_host::ConfigFile;
 

@@ -10,15 +10,16 @@ use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Child;
 
-use super::cgroup::{Cgroups, Lease};
-use super::config::{Requirement, SandboxConfig};
-use super::egress::Egress;
-use super::layout::{self, View};
-use super::probe::Layer;
-use super::quota::{HomeQuota, Watched};
-use super::spares::{self, GroupLimits, Spares};
-use super::spec::{Limits, Mount, Spec};
-use crate::RuntimeError;
+use toolhost_netpolicy::Reach;
+
+use crate::cgroup::{Cgroups, Lease};
+use crate::config::{Requirement, SandboxConfig};
+use crate::egress::Egress;
+use crate::layout::{self, View};
+use crate::quota::{HomeQuota, Watched};
+use crate::spares::{self, GroupLimits, Spares};
+use crate::spec::{Limits, Mount, Spec};
+use crate::{Layer, SandboxError};
 
 /// The embedded sandbox as this host runs it. Built once per runtime.
 #[derive(Debug)]
@@ -36,14 +37,23 @@ pub struct Sandbox {
 }
 
 /// One process to start in the sandbox. Paths are host paths; the sandbox translates them.
-pub(crate) struct Launch<'a> {
+#[derive(Debug)]
+pub struct Launch<'a> {
+    /// The program: a path, or a name looked up in `search_path`.
     pub program: &'a Path,
+    /// Where a program named without a directory is looked for: the tools' `PATH`.
+    pub search_path: &'a str,
+    /// Its arguments.
     pub args: Vec<LaunchArg>,
+    /// Its working directory.
     pub cwd: &'a Path,
+    /// The user it runs for (which decides its uid on a root host).
     pub user: &'a str,
+    /// What of the host it sees.
     pub view: &'a View,
     /// Extra read-write mounts (the worker's socket directory).
     pub extra: Vec<Mount>,
+    /// Whether it gets the network (through the supervisor).
     pub network: bool,
     /// A per-call process (CPU time is limited); a worker otherwise.
     pub per_call: bool,
@@ -53,7 +63,7 @@ pub(crate) struct Launch<'a> {
 /// the call that needed the sandbox is done (a worker's first call, a per-call process's
 /// run): a helper starting meanwhile would take CPU from that call.
 #[derive(Debug)]
-pub(crate) struct Refill(Arc<Sandbox>);
+pub struct Refill(Arc<Sandbox>);
 
 impl Drop for Refill {
     fn drop(&mut self) {
@@ -61,8 +71,12 @@ impl Drop for Refill {
     }
 }
 
-pub(crate) enum LaunchArg {
+/// One argument of a [`Launch`].
+#[derive(Debug)]
+pub enum LaunchArg {
+    /// Passed as it is.
     Text(String),
+    /// A host path, passed as the sandbox shows it.
     Path(PathBuf),
 }
 
@@ -129,10 +143,12 @@ impl Sandbox {
         }
     }
 
+    /// What the probe found, layer by layer.
     pub fn layers(&self) -> &[Layer] {
         &self.layers
     }
 
+    /// The configuration this sandbox was built from.
     pub fn config(&self) -> &SandboxConfig {
         &self.config
     }
@@ -144,16 +160,16 @@ impl Sandbox {
 
     /// `Err` with what is missing when the configuration requires a layer this machine
     /// does not offer: then no tool runs.
-    pub fn ready(&self) -> Result<(), RuntimeError> {
+    pub fn ready(&self) -> Result<(), SandboxError> {
         match &self.unavailable {
-            Some(why) => Err(RuntimeError::Sandbox(why.clone())),
+            Some(why) => Err(SandboxError::Unavailable(why.clone())),
             None => Ok(()),
         }
     }
 
     /// The host uid a user's tools run as (a root host gives each user its own). `Err`
     /// when no tool may run (among other reasons, a uid range that `validate` refused).
-    pub fn uid_for(&self, user: &str) -> Result<u32, RuntimeError> {
+    pub fn uid_for(&self, user: &str) -> Result<u32, SandboxError> {
         self.ready()?;
         if !self.root_host {
             return Ok(rustix::process::getuid().as_raw());
@@ -166,22 +182,20 @@ impl Sandbox {
         u32::try_from(hash % span)
             .ok()
             .and_then(|n| self.config.uid_base.checked_add(n))
-            .ok_or_else(|| RuntimeError::Sandbox("[sandbox] uid_base + uid_count overflows".into()))
+            .ok_or_else(|| {
+                SandboxError::Unavailable("[sandbox] uid_base + uid_count overflows".into())
+            })
     }
 
     /// Whether a sandbox may start for the user whose home is `home`, by its quota:
     /// `Ok` with the bytes left (if there is a byte quota), `Err` saying why not.
-    pub(crate) async fn admit(
-        &self,
-        home: &Path,
-        roots: &[PathBuf],
-    ) -> Result<Option<u64>, RuntimeError> {
+    pub async fn admit(&self, home: &Path, roots: &[PathBuf]) -> Result<Option<u64>, SandboxError> {
         self.quota.admit(home, roots).await
     }
 
     /// Keeps the sandbox whose process group is `pgid` (using the home `home`) under the
     /// quota's watch while the returned handle lives.
-    pub(crate) fn watch(&self, home: &Path, pgid: i32) -> Option<Watched> {
+    pub fn watch(&self, home: &Path, pgid: i32) -> Option<Watched> {
         self.quota.watch(home, pgid)
     }
 
@@ -192,28 +206,28 @@ impl Sandbox {
         home: &Path,
         user: &str,
         keep: &[PathBuf],
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<(), SandboxError> {
         self.ready()?;
-        std::fs::create_dir_all(home).map_err(|e| RuntimeError::io(home, e))?;
+        std::fs::create_dir_all(home).map_err(|e| SandboxError::io(home, e))?;
         if !self.root_host {
             return Ok(());
         }
         let uid = self.uid_for(user)?;
-        let meta = std::fs::metadata(home).map_err(|e| RuntimeError::io(home, e))?;
+        let meta = std::fs::metadata(home).map_err(|e| SandboxError::io(home, e))?;
         if meta.uid() == uid {
             return Ok(());
         }
-        chown_tree(home, uid, keep).map_err(|e| RuntimeError::io(home, e))
+        chown_tree(home, uid, keep).map_err(|e| SandboxError::io(home, e))
     }
 
     /// The spec of a fresh sandbox running `launch` with the environment `env`.
-    pub(crate) fn spec(
+    pub fn spec(
         &self,
         launch: Launch<'_>,
         env: Vec<(String, String)>,
-    ) -> Result<Spec, RuntimeError> {
+    ) -> Result<Spec, SandboxError> {
         self.ready()?;
-        let inside = |p: &Path| -> Result<PathBuf, RuntimeError> {
+        let inside = |p: &Path| -> Result<PathBuf, SandboxError> {
             launch
                 .view
                 .inside(p)
@@ -223,12 +237,10 @@ impl Sandbox {
                         .iter()
                         .find_map(|m| p.strip_prefix(&m.source).ok().map(|r| m.target.join(r)))
                 })
-                .ok_or_else(|| {
-                    RuntimeError::Sandbox(format!("{} is outside the sandbox's view", p.display()))
-                })
+                .ok_or_else(|| SandboxError::OutsideView(p.to_path_buf()))
         };
         let mut mounts = self.system.mounts.clone();
-        let program = self.program_inside(launch.program, &mut mounts)?;
+        let program = self.program_inside(launch.program, launch.search_path, &mut mounts)?;
         mounts.extend(launch.view.mounts().iter().cloned());
         mounts.extend(launch.extra.iter().cloned());
         let mut args = Vec::with_capacity(launch.args.len());
@@ -270,9 +282,9 @@ impl Sandbox {
     }
 
     /// Where a networked tool may connect; its resolv.conf names the DNS relay.
-    fn egress(&self, files: &mut [(PathBuf, String)]) -> Result<Egress, RuntimeError> {
+    fn egress(&self, files: &mut [(PathBuf, String)]) -> Result<Egress, SandboxError> {
         if !self.has("seccomp") || !self.has("network-supervisor") {
-            return Err(RuntimeError::Sandbox(
+            return Err(SandboxError::Unavailable(
                 "a tool with the network needs the network supervisor (seccomp user \
                  notification: its connections go through it, which keeps the tool off \
                  the host's private networks), and this machine does not offer it; see \
@@ -290,7 +302,10 @@ impl Sandbox {
             false => self.config.dns.clone(),
         };
         Ok(Egress {
-            allow: self.config.network_private.clone(),
+            reach: Reach {
+                networks: self.config.network_private.clone(),
+                ..Reach::default()
+            },
             dns,
             tcp_ports: self.config.network_ports.clone(),
         })
@@ -302,10 +317,10 @@ impl Sandbox {
     /// The spare used is replaced when the returned [`Refill`] is dropped: once the tool
     /// is done with the call that needed it, so that starting the next helper does not
     /// compete with that call for CPU.
-    pub(crate) async fn start(
+    pub async fn start(
         self: &Arc<Self>,
         mut spec: Spec,
-    ) -> Result<(Child, Option<Lease>, Refill), RuntimeError> {
+    ) -> Result<(Child, Option<Lease>, Refill), SandboxError> {
         let refill = Refill(Arc::clone(self));
         let (mut child, lease) = match self.spares.take() {
             Some(spare) => (spare.child, spare.lease),
@@ -313,7 +328,7 @@ impl Sandbox {
                 let lease = match &self.cgroups {
                     Some(c) => Some(
                         c.lease(self.limits().memory, self.limits().processes)
-                            .map_err(RuntimeError::Sandbox)?,
+                            .map_err(SandboxError::Start)?,
                     ),
                     None => None,
                 };
@@ -322,17 +337,17 @@ impl Sandbox {
                 let mut child =
                     spares::command(&self.helper)
                         .spawn()
-                        .map_err(|e| RuntimeError::Spawn {
+                        .map_err(|e| SandboxError::Spawn {
                             program: self.helper.clone(),
                             source: e,
                         })?;
                 spares::started(&mut child)
                     .await
-                    .map_err(RuntimeError::Sandbox)?;
+                    .map_err(SandboxError::Start)?;
                 (child, lease)
             }
         };
-        let json = serde_json::to_vec(&spec).map_err(|e| RuntimeError::Sandbox(e.to_string()))?;
+        let json = serde_json::to_vec(&spec).map_err(|e| SandboxError::Start(e.to_string()))?;
         let mut frame = (json.len() as u64).to_le_bytes().to_vec();
         frame.extend_from_slice(&json);
         let written = match child.stdin.as_mut() {
@@ -340,7 +355,7 @@ impl Sandbox {
             None => Err(std::io::Error::other("no stdin")),
         };
         written.map_err(|e| {
-            RuntimeError::Sandbox(format!("cannot hand the sandbox helper its spec: {e}"))
+            SandboxError::Start(format!("cannot hand the sandbox helper its spec: {e}"))
         })?;
         Ok((child, lease, refill))
     }
@@ -378,27 +393,25 @@ impl Sandbox {
     fn program_inside(
         &self,
         program: &Path,
+        search_path: &str,
         mounts: &mut Vec<Mount>,
-    ) -> Result<PathBuf, RuntimeError> {
+    ) -> Result<PathBuf, SandboxError> {
         let found = if program.is_absolute() {
             Some(program.to_path_buf())
         } else {
-            crate::config::TOOL_PATH
+            search_path
                 .split(':')
                 .map(|d| Path::new(d).join(program))
                 .find(|p| p.is_file())
         };
-        let not_found = |source| RuntimeError::Spawn {
+        let not_found = |source| SandboxError::Spawn {
             program: program.to_path_buf(),
             source,
         };
         let Some(found) = found else {
             return Err(not_found(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
-                format!(
-                    "not found on the tools' PATH ({})",
-                    crate::config::TOOL_PATH
-                ),
+                format!("not found on the tools' PATH ({search_path})"),
             )));
         };
         let real = std::fs::canonicalize(&found).map_err(not_found)?;
@@ -412,7 +425,7 @@ impl Sandbox {
             .and_then(Path::parent)
             .unwrap_or(Path::new("/"));
         if prefix == Path::new("/") {
-            return Err(RuntimeError::Sandbox(format!(
+            return Err(SandboxError::Start(format!(
                 "cannot tell the installation directory of {}",
                 real.display()
             )));

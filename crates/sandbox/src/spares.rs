@@ -39,7 +39,7 @@ pub(crate) struct GroupLimits {
 
 impl Spares {
     /// A ready helper, if one is waiting (one that died meanwhile is dropped).
-    pub fn take(&self) -> Option<Spare> {
+    pub(crate) fn take(&self) -> Option<Spare> {
         let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(mut spare) = ready.pop() {
             if matches!(spare.child.try_wait(), Ok(None)) {
@@ -50,7 +50,7 @@ impl Spares {
     }
 
     /// Starts helpers in the background until `wanted` are ready or starting.
-    pub fn refill(
+    pub(crate) fn refill(
         self: &Arc<Self>,
         wanted: usize,
         helper: &Path,
@@ -87,7 +87,7 @@ impl Spares {
     }
 
     /// Waits until no helper is starting any more.
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         loop {
             let changed = self.changed.notified();
             if *self.starting.lock().unwrap_or_else(|e| e.into_inner()) == 0 {

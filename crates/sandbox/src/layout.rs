@@ -15,15 +15,18 @@ use std::path::{Path, PathBuf};
 
 use super::spec::Mount;
 
-pub const TOOLS: &str = "/officer/tools";
-pub const USER: &str = "/officer/user";
-pub const DATA: &str = "/officer/data";
-pub const CACHE: &str = "/run/toolhost/cache";
+pub(crate) const TOOLS: &str = "/officer/tools";
+pub(crate) const USER: &str = "/officer/user";
+pub(crate) const DATA: &str = "/officer/data";
+pub(crate) const CACHE: &str = "/run/toolhost/cache";
 
 /// What of Toolhost's cache a user's sandbox sees: the harness (Toolhost's own code,
 /// shared) and that user's transpiled code, never another user's.
+#[derive(Debug)]
 pub struct CacheView<'a> {
+    /// The harness directory, shown read-only to every user.
     pub harness: &'a Path,
+    /// This user's transpiled code, shown read-only.
     pub transpiled: &'a Path,
 }
 
@@ -37,6 +40,9 @@ pub struct View {
 }
 
 impl View {
+    /// The view of a user whose home is `home`, with the tool roots `tools_dirs` (read-only;
+    /// those inside the home at their place in it), Toolhost's cache, and the email
+    /// database's directory, if any.
     pub fn new(
         home: &Path,
         tools_dirs: &[PathBuf],
@@ -105,18 +111,22 @@ impl View {
         }
     }
 
+    /// Its mounts, parents before children.
     pub fn mounts(&self) -> &[Mount] {
         &self.mounts
     }
 
+    /// The home, as the sandbox shows it.
     pub fn home(&self) -> &Path {
         Path::new(USER)
     }
 
+    /// The tool roots, as the sandbox shows them.
     pub fn tools_dirs(&self) -> &[PathBuf] {
         &self.tools_dirs
     }
 
+    /// The email database, as the sandbox shows it.
     pub fn email_db(&self) -> Option<&Path> {
         self.email_db.as_deref()
     }
@@ -137,25 +147,16 @@ impl View {
     }
 }
 
-/// A read-write mount of `source` at `target`.
-pub(crate) fn rw(source: PathBuf, target: PathBuf) -> Mount {
-    Mount {
-        source,
-        target,
-        writable: true,
-    }
-}
-
 /// System directories shown read-only at their own paths (or recreated as the same
 /// symlinks, on merged-/usr systems).
-pub const SYSTEM_DIRS: &[&str] = &[
+pub(crate) const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 ];
 
 /// What of /etc a tool may read: name resolution, certificates, time zones, the dynamic
 /// linker's cache. Not passwd or shadow: those are written fresh. Directories and binary
 /// files are bound read-only…
-pub const ETC_BINDS: &[&str] = &[
+pub(crate) const ETC_BINDS: &[&str] = &[
     "/etc/ld.so.cache",
     "/etc/ld.so.conf.d",
     "/etc/localtime",
@@ -165,7 +166,7 @@ pub const ETC_BINDS: &[&str] = &[
 ];
 
 /// …and small text files are copied into the sandbox's /etc, which costs no mount.
-pub const ETC_COPIES: &[&str] = &[
+pub(crate) const ETC_COPIES: &[&str] = &[
     "/etc/hosts",
     "/etc/resolv.conf",
     "/etc/nsswitch.conf",
@@ -183,7 +184,7 @@ pub const ETC_COPIES: &[&str] = &[
 /// A networked sandbox's resolv.conf, and the nameservers its DNS relay asks, from the
 /// host's resolv.conf: the tool asks 127.0.0.1 (the relay), with the host's search
 /// domains and options.
-pub fn networked_resolv_conf(host: &str) -> (String, Vec<SocketAddr>) {
+pub(crate) fn networked_resolv_conf(host: &str) -> (String, Vec<SocketAddr>) {
     let mut conf = String::from("nameserver 127.0.0.1\n");
     let mut servers = Vec::new();
     for line in host.lines() {
@@ -206,8 +207,8 @@ pub fn networked_resolv_conf(host: &str) -> (String, Vec<SocketAddr>) {
     (conf, servers)
 }
 
-pub const PASSWD: &str = "root:x:0:0:officer:/officer/user:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
-pub const GROUP: &str = "root:x:0:\nnogroup:x:65534:\n";
+pub(crate) const PASSWD: &str = "root:x:0:0:officer:/officer/user:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+pub(crate) const GROUP: &str = "root:x:0:\nnogroup:x:65534:\n";
 
 #[cfg(test)]
 mod tests {

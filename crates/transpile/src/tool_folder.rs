@@ -36,7 +36,7 @@ pub(crate) struct Bounds {
 }
 
 impl Bounds {
-    pub const TOOL: Bounds = Bounds {
+    pub(crate) const TOOL: Bounds = Bounds {
         depth: MAX_DEPTH,
         entries: MAX_ENTRIES,
     };
@@ -49,12 +49,18 @@ const MODULE_EXTENSIONS: &[&str] = &["ts", "mts", "cts", "tsx", "js", "mjs", "cj
 /// not resolve to a regular file (a link out, a loop, a directory link) is `Other`, so the
 /// change from one to the other still shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stamp {
+pub enum Stamp {
+    /// A regular file: its identity, size and modification time.
     File {
+        /// Device of the file system.
         dev: u64,
+        /// Inode number.
         ino: u64,
+        /// Size in bytes.
         size: u64,
+        /// Modification time, seconds.
         mtime: i64,
+        /// Modification time, nanoseconds within the second.
         mtime_nsec: i64,
     },
     /// The file type, or the error resolving it (negated).
@@ -62,6 +68,7 @@ pub(crate) enum Stamp {
 }
 
 impl Stamp {
+    /// Feeds the stamp to `h`: a folder's version is the hash of its files' stamps.
     pub fn hash_into(&self, h: &mut blake3::Hasher) {
         match *self {
             Stamp::File {
@@ -87,7 +94,8 @@ impl Stamp {
 }
 
 /// An open tool folder.
-pub(crate) struct ToolFolder {
+#[derive(Debug)]
+pub struct ToolFolder {
     /// The folder as given (for error messages).
     path: PathBuf,
     fd: OwnedFd,
@@ -124,6 +132,7 @@ impl ToolFolder {
         })
     }
 
+    /// The folder as given to [`ToolFolder::open`].
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -220,7 +229,7 @@ impl ToolFolder {
 
     /// The bytes of `rel`, a regular file in the folder (links resolved beneath it), at most
     /// [`MAX_SOURCE_BYTES`].
-    pub fn read(&self, rel: &Path) -> Result<Vec<u8>, Unread> {
+    pub(crate) fn read(&self, rel: &Path) -> Result<Vec<u8>, Unread> {
         // Non-blocking: opening a FIFO must not wait for a writer.
         let fd = rustix::fs::openat2(
             &self.fd,

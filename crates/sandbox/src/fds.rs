@@ -45,11 +45,17 @@ pub(super) enum Forked {
     Parent(rustix::process::Pid),
 }
 
-/// `fork(2)`. The helper is single-threaded, so the child inherits no lock another
-/// thread held: it may go on running ordinary Rust code.
-pub(super) fn fork() -> Result<Forked, String> {
-    // SAFETY: the calling process has one thread (the helper runs before any thread
-    // starts), so the child's copy of the address space is consistent.
+/// `fork(2)`.
+///
+/// # Safety
+///
+/// The calling process must have exactly one thread. The child gets a copy of the caller's
+/// thread only: a lock another thread held (the allocator's, stdout's) would stay locked
+/// in it forever, and any Rust code it runs could deadlock or see a half-made state. With
+/// one thread, the child's copy of the address space is consistent and it may go on
+/// running ordinary Rust code.
+pub(super) unsafe fn fork() -> Result<Forked, String> {
+    // SAFETY: the caller guarantees a single-threaded process (this function's contract).
     let pid = unsafe { libc::fork() };
     match pid {
         0 => Ok(Forked::Child),

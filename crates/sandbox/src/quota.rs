@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::layout;
 use super::usage::{self, Bounds, Cut, Usage};
-use crate::RuntimeError;
+use crate::SandboxError;
 
 /// The shortest and longest time between two measurements of a home in use; in between,
 /// a walk may take a twentieth of the time.
@@ -72,7 +72,7 @@ struct Running {
 
 /// A sandbox under the quota's watch. Drop it once the sandbox is gone.
 #[derive(Debug)]
-pub(crate) struct Watched {
+pub struct Watched {
     home: Arc<Home>,
     running: Arc<Running>,
 }
@@ -99,7 +99,7 @@ impl Home {
 }
 
 impl HomeQuota {
-    pub fn new(home_mb: u64, home_files: u64) -> HomeQuota {
+    pub(crate) fn new(home_mb: u64, home_files: u64) -> HomeQuota {
         HomeQuota {
             bytes: (home_mb > 0).then(|| home_mb.saturating_mul(1024 * 1024)),
             entries: (home_files > 0).then_some(home_files),
@@ -127,7 +127,11 @@ impl HomeQuota {
     /// Whether a sandbox may start for the home `path`: `Err` says why not (the home is
     /// full), `Ok` how many bytes are left, if there is a byte quota. `roots`
     /// are the tool roots the sandbox shows; those inside the home are not counted.
-    pub async fn admit(&self, path: &Path, roots: &[PathBuf]) -> Result<Option<u64>, RuntimeError> {
+    pub(crate) async fn admit(
+        &self,
+        path: &Path,
+        roots: &[PathBuf],
+    ) -> Result<Option<u64>, SandboxError> {
         if !self.enabled() {
             return Ok(None);
         }
@@ -166,7 +170,7 @@ impl HomeQuota {
         };
         // A full home leaves a new sandbox no byte to write: refused as well.
         if let Some(over) = self.over(&usage, 0) {
-            return Err(RuntimeError::Sandbox(format!(
+            return Err(SandboxError::Quota(format!(
                 "refused: {over}. No tool runs for this user until files are removed from \
                  the home or the quota is raised"
             )));
@@ -177,7 +181,7 @@ impl HomeQuota {
     /// Watches the sandbox whose process group is `pgid`, which runs with the home
     /// `path` mounted, until the returned handle is dropped. Needs a Tokio runtime to
     /// measure periodically; without one the sandbox is only checked at its start.
-    pub fn watch(self: &Arc<Self>, path: &Path, pgid: i32) -> Option<Watched> {
+    pub(crate) fn watch(self: &Arc<Self>, path: &Path, pgid: i32) -> Option<Watched> {
         if !self.enabled() {
             return None;
         }
@@ -244,7 +248,7 @@ impl HomeQuota {
         }
     }
 
-    async fn measure(&self, home: &Arc<Home>) -> Result<Usage, RuntimeError> {
+    async fn measure(&self, home: &Arc<Home>) -> Result<Usage, SandboxError> {
         let (generation, skip) = {
             let st = home.state();
             (st.generation, st.skip.clone())
@@ -258,10 +262,10 @@ impl HomeQuota {
         let path = home.path.clone();
         let usage = tokio::task::spawn_blocking(move || usage::measure(&path, &skip, bounds))
             .await
-            .map_err(|e| RuntimeError::Sandbox(format!("measuring the home failed: {e}")))?
+            .map_err(|e| SandboxError::Quota(format!("measuring the home failed: {e}")))?
             .map_err(|e| {
                 tracing::warn!(home = %home.path.display(), "cannot measure a home: {e}");
-                RuntimeError::Sandbox(format!(
+                SandboxError::Quota(format!(
                     "cannot measure the home ({}) for its quota: {e}",
                     layout::USER
                 ))

@@ -4,21 +4,20 @@
 //! network, where the kernel alone would let it reach the host's loopback services, the
 //! host's own interface addresses and the private network behind the host. It asks
 //! [`Egress::check`] about every address a tool connects to, and refuses whatever
-//! [`crate::addresses::special`] calls special unless the operator allowed it
-//! (`[sandbox] network_private`).
+//! [`toolhost_netpolicy`] calls special unless the operator allowed it
+//! (`[sandbox] network_private`): the same policy the web plugin applies.
 
 use std::net::SocketAddr;
 
-use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
-
-use crate::addresses::{canonical, special};
+use toolhost_netpolicy::{Reach, canonical};
 
 /// The policy the supervisor enforces, sent to the helper in the spec.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Egress {
-    /// Special-range networks the operator allowed anyway.
-    pub allow: Vec<IpNet>,
+pub(crate) struct Egress {
+    /// The special addresses the operator allowed anyway: the networks of
+    /// `[sandbox] network_private`, never a whole kind.
+    pub reach: Reach,
     /// Where the sandbox's DNS queries go (its resolv.conf names 127.0.0.1, where the
     /// supervisor answers). The operator's choice or the host's resolvers.
     pub dns: Vec<SocketAddr>,
@@ -28,14 +27,11 @@ pub struct Egress {
 
 impl Egress {
     /// `Ok` when a tool may reach `to`; otherwise why not, for the tool's log.
-    pub fn check(&self, to: SocketAddr, stream: bool) -> Result<(), String> {
-        let ip = canonical(to.ip());
-        if let Some(range) = special(ip)
-            && !self.allow.iter().any(|net| net.contains(&ip))
-        {
+    pub(crate) fn check(&self, to: SocketAddr, stream: bool) -> Result<(), String> {
+        if let Err(refused) = self.reach.check(to.ip()) {
             return Err(format!(
                 "{to} is a {} address; `[sandbox] network_private` in toolhost.toml can allow it",
-                range.name
+                refused.range.name
             ));
         }
         if stream && !self.tcp_ports.is_empty() && !self.tcp_ports.contains(&to.port()) {
@@ -51,9 +47,8 @@ impl Egress {
 impl Egress {
     /// Whether a connection to `to` stays inside the sandbox: a loopback address means the
     /// sandbox's own loopback, unless the operator opened the host's.
-    pub fn is_local(&self, to: SocketAddr) -> bool {
-        let ip = canonical(to.ip());
-        ip.is_loopback() && !self.allow.iter().any(|net| net.contains(&ip))
+    pub(crate) fn is_local(&self, to: SocketAddr) -> bool {
+        canonical(to.ip()).is_loopback() && !self.reach.opens(to.ip())
     }
 }
 
@@ -141,10 +136,13 @@ mod tests {
     #[test]
     fn the_operator_can_allow_a_private_network() {
         let egress = Egress {
-            allow: vec![
-                "127.0.0.1/32".parse().unwrap(),
-                "10.0.0.0/8".parse().unwrap(),
-            ],
+            reach: Reach {
+                networks: vec![
+                    "127.0.0.1/32".parse().unwrap(),
+                    "10.0.0.0/8".parse().unwrap(),
+                ],
+                ..Reach::default()
+            },
             ..Egress::default()
         };
         egress.check(addr("127.0.0.1:8080"), true).unwrap();

@@ -23,13 +23,13 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 
 /// A sandbox's groups; removed (in the background, once empty) when dropped.
 #[derive(Debug)]
-pub(crate) struct Lease {
-    pub dirs: Vec<PathBuf>,
+pub struct Lease {
+    pub(crate) dirs: Vec<PathBuf>,
 }
 
 impl Cgroups {
     /// Sets up `toolhost-<pid>` parents, or says why cgroups cannot be used.
-    pub fn new() -> Result<Cgroups, String> {
+    pub(crate) fn new() -> Result<Cgroups, String> {
         let root = Path::new(ROOT);
         let base = format!("toolhost-{}", std::process::id());
         let (memory, pids) = if root.join("cgroup.controllers").exists() {
@@ -51,7 +51,7 @@ impl Cgroups {
         Ok(Cgroups { memory, pids })
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.memory == self.pids {
             format!("v2 at {}", self.memory.display())
         } else {
@@ -64,7 +64,7 @@ impl Cgroups {
     }
 
     /// A fresh group limited to `memory` bytes and `processes` tasks.
-    pub fn lease(&self, memory: u64, processes: u64) -> Result<Lease, String> {
+    pub(crate) fn lease(&self, memory: u64, processes: u64) -> Result<Lease, String> {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = format!("s{n}");
         if self.memory == self.pids {

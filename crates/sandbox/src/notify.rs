@@ -62,8 +62,8 @@ pub(super) struct Notification {
 pub(super) fn receive(listener: BorrowedFd<'_>) -> io::Result<Notification> {
     // SAFETY: seccomp_notif is plain old data; all zeroes is valid (and required by RECV).
     let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
-    // RECV writes one seccomp_notif into `n`.
-    ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV as _, &mut n)?;
+    // SAFETY: NOTIF_RECV writes one seccomp_notif, the type of `n`.
+    unsafe { ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV as _, &mut n)? };
     Ok(Notification {
         id: n.id,
         pid: n.pid,
@@ -92,14 +92,16 @@ pub(super) fn respond(listener: BorrowedFd<'_>, id: u64, reply: Reply) -> io::Re
         error,
         flags,
     };
-    ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND as _, &mut resp)
+    // SAFETY: NOTIF_SEND reads one seccomp_notif_resp, the type of `resp`.
+    unsafe { ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND as _, &mut resp) }
 }
 
 /// Whether the notification is still pending: the thread has not been killed and its pid
 /// not reused. Checked after reading the tool's memory, before acting on what was read.
 pub(super) fn still_pending(listener: BorrowedFd<'_>, id: u64) -> bool {
     let mut id = id;
-    ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _, &mut id).is_ok()
+    // SAFETY: NOTIF_ID_VALID reads one u64, the type of `id`.
+    unsafe { ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _, &mut id).is_ok() }
 }
 
 /// Copies `buf.len()` bytes of thread `pid`'s memory at `addr`; the kernel checks that
@@ -139,8 +141,9 @@ pub(super) fn replace_descriptor(
         newfd: number,
         newfd_flags: libc::O_CLOEXEC as u32,
     };
-    // `srcfd` is a descriptor the caller holds open for the duration.
-    ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ADDFD as _, &mut addfd)
+    // SAFETY: NOTIF_ADDFD reads one seccomp_notif_addfd, the type of `addfd`; its `srcfd`
+    // is `socket`, which the caller keeps open for the duration.
+    unsafe { ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ADDFD as _, &mut addfd) }
 }
 
 /// `connect(2)` with an address as raw bytes (a copy of the tool's, already checked),
@@ -191,13 +194,21 @@ pub(super) fn loopback_up() -> io::Result<()> {
         *dst = *src as libc::c_char;
     }
     req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-    ioctl(socket.as_fd(), libc::SIOCSIFFLAGS as _, &mut req)
+    // SAFETY: SIOCSIFFLAGS reads one ifreq, the type of `req`, on a socket.
+    unsafe { ioctl(socket.as_fd(), libc::SIOCSIFFLAGS as _, &mut req) }
 }
 
-/// `ioctl(2)` whose argument is one `T`: each request used here reads or writes exactly
-/// one value of the type its caller passes.
-fn ioctl<T>(fd: BorrowedFd<'_>, request: libc::Ioctl, arg: &mut T) -> io::Result<()> {
-    // SAFETY: `arg` is a live, exclusively borrowed `T`, the type the request expects.
+/// `ioctl(2)` whose argument is a pointer to one `T`.
+///
+/// # Safety
+///
+/// `request` must be one that reads or writes at most one `T` through its argument (and
+/// nothing else the caller's memory holds): the kernel trusts the request's own idea of
+/// the argument's type and size, so a `T` smaller than that, or of another layout, lets it
+/// read or write past `arg`. Descriptors inside `T` must stay open for the call.
+unsafe fn ioctl<T>(fd: BorrowedFd<'_>, request: libc::Ioctl, arg: &mut T) -> io::Result<()> {
+    // SAFETY: `arg` is a live, exclusively borrowed `T`, and the caller guarantees that
+    // `request` accesses exactly one `T` (this function's contract).
     let rc = unsafe { libc::ioctl(fd.as_raw_fd(), request, arg as *mut T) };
     if rc < 0 {
         return Err(io::Error::last_os_error());

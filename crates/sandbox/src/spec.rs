@@ -12,57 +12,67 @@ use serde::{Deserialize, Serialize};
 use super::egress::Egress;
 
 /// The argument that starts the helper's first stage.
-pub const EXEC_MODE: &str = "__sandbox-exec";
+pub(crate) const EXEC_MODE: &str = "__sandbox-exec";
 /// The byte a started helper writes on its stdout before it reads its spec.
-pub const READY: u8 = b'R';
+pub(crate) const READY: u8 = b'R';
 /// Exit status of a helper that could not build the sandbox.
-pub const SETUP_FAILED: i32 = 125;
+pub(crate) const SETUP_FAILED: i32 = 125;
 
+/// A sandbox to build, as the helper gets it. Made by [`crate::Sandbox::spec`]; its
+/// [`Limits`] may be tightened before it is started.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Spec {
     /// The program to run, as a path inside the sandbox.
-    pub program: PathBuf,
-    pub args: Vec<String>,
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
     /// Working directory, inside the sandbox.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// Host uid and gid the tool runs as (mapped to 0 inside its user namespace). Only
     /// a root host can choose; otherwise they are the host's own.
-    pub uid: u32,
-    pub gid: u32,
-    pub mounts: Vec<Mount>,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pub(crate) mounts: Vec<Mount>,
     /// Symbolic links to create in the new root: (path, target).
-    pub links: Vec<(PathBuf, PathBuf)>,
+    pub(crate) links: Vec<(PathBuf, PathBuf)>,
     /// Files to write into the new root before it turns read-only: (path, content).
-    pub files: Vec<(PathBuf, String)>,
-    pub tmp_bytes: u64,
+    pub(crate) files: Vec<(PathBuf, String)>,
+    pub(crate) tmp_bytes: u64,
+    /// The tool's resource limits.
     pub limits: Limits,
     /// A networked tool: where it may connect, enforced by the network supervisor.
     /// `None`: the tool has no network at all.
-    pub network: Option<Egress>,
+    pub(crate) network: Option<Egress>,
     /// cgroup directories (one per controller hierarchy) the helper joins; empty when
     /// the host already moved it (a spare helper).
-    pub cgroups: Vec<PathBuf>,
+    pub(crate) cgroups: Vec<PathBuf>,
     /// The tool's whole environment.
-    pub env: Vec<(String, String)>,
-    pub landlock: bool,
-    pub seccomp: bool,
-    pub hostname: String,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) landlock: bool,
+    pub(crate) seccomp: bool,
+    pub(crate) hostname: String,
 }
 
+/// A host path shown inside the sandbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Mount {
     /// Host path, opened by the first stage before it gives up its privileges.
     pub source: PathBuf,
     /// Path inside the sandbox.
     pub target: PathBuf,
+    /// Whether the tool may write to it.
     pub writable: bool,
 }
 
+/// The tool's resource limits (`setrlimit`); `None`: the host's.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Limits {
+    /// Processes of the tool's uid (`RLIMIT_NPROC`).
     pub processes: Option<u64>,
+    /// Open descriptors per process (`RLIMIT_NOFILE`).
     pub open_files: Option<u64>,
+    /// The largest file it may write, in bytes (`RLIMIT_FSIZE`).
     pub file_size: Option<u64>,
+    /// CPU time of a per-call process, in seconds (`RLIMIT_CPU`).
     pub cpu_seconds: Option<u64>,
 }
 

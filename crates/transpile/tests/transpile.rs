@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
-use toolhost_runtime::{TranspileError, Transpiler};
+use toolhost_transpile::{TranspileError, Transpiler};
 
 fn sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -700,10 +700,11 @@ fn truncated_sources_never_panic() {
     assert!(errors > 0);
 }
 
-/// Imports `entry` through Toolhost's own module hooks (`src/node/hooks.mjs`), as the
-/// worker does, and prints what its `execute()` returns.
+/// Imports `entry` through Toolhost's own module hooks (the runtime's
+/// `src/node/hooks.mjs`, which find the transpiler's cache entries by their sha256 name),
+/// as the worker does, and prints what its `execute()` returns.
 fn node_through_hooks(cache: &Path, entry: &Path) -> std::process::Output {
-    let hooks = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/node/hooks.mjs");
+    let hooks = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src/node/hooks.mjs");
     let runner = cache.parent().unwrap().join("run.mjs");
     write(
         &runner,

@@ -2,8 +2,8 @@
 //!
 //! Every TypeScript file of a tool folder is transpiled once into a content-addressed cache:
 //! `<cache_dir>/<sha256 of the source bytes, lowercase hex>.js`. The runtime gives each user
-//! a cache directory of their own (`cache.rs`), and reads tool folders only through
-//! `tool_folder.rs`, which never leaves the folder. The Node module hooks
+//! a cache directory of their own, and reads tool folders only through [`ToolFolder`],
+//! which never leaves the folder. The Node module hooks
 //! (`node/hooks.mjs`) hash a `.ts` file they are asked to load and serve that entry under the
 //! original file URL, so `import.meta.url` keeps pointing into the tool folder.
 //!
@@ -71,65 +71,112 @@ macro_rules! first_error {
 pub enum TranspileError {
     /// Reading a source, listing a folder or writing a cache entry failed.
     #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// What went wrong underneath.
+        source: io::Error,
+    },
     /// The source is not valid TypeScript (first error only; 1-based line and column).
     #[error("{}:{line}:{column}: TypeScript syntax error: {message}", path.display())]
     Syntax {
+        /// The file or folder concerned.
         path: PathBuf,
+        /// 1-based line.
         line: u32,
+        /// 1-based column.
         column: u32,
+        /// oxc's message, on one line.
         message: String,
     },
     /// Valid TypeScript that Toolhost cannot turn into a Node.js 20 ES module.
     #[error("{}:{line}:{column}: unsupported TypeScript: {message}", path.display())]
     Unsupported {
+        /// The file or folder concerned.
         path: PathBuf,
+        /// 1-based line.
         line: u32,
+        /// 1-based column.
         column: u32,
+        /// oxc's message, on one line.
         message: String,
     },
     /// The file is not UTF-8 text.
     #[error("{}: not valid UTF-8 text: {source}", path.display())]
     Encoding {
+        /// The file or folder concerned.
         path: PathBuf,
+        /// What went wrong underneath.
         source: std::str::Utf8Error,
     },
     /// The file name does not end in `.ts`, `.mts`, `.cts` or `.tsx`.
     #[error("{}: not a TypeScript file (expected .ts, .mts, .cts or .tsx)", path.display())]
-    NotTypeScript { path: PathBuf },
+    NotTypeScript {
+        /// The file or folder concerned.
+        path: PathBuf,
+    },
     /// oxc failed on this file (a bug in oxc, reported instead of crashing).
     #[error("{}: the TypeScript transpiler failed on this file: {message}", path.display())]
-    Internal { path: PathBuf, message: String },
+    Internal {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// oxc's message, on one line.
+        message: String,
+    },
     /// A TypeScript file is a symbolic link that leads out of the tool folder.
     #[error(
         "{} is a symbolic link out of the tool folder: Toolhost reads a tool's code only inside its folder",
         path.display()
     )]
-    OutsideFolder { path: PathBuf },
+    OutsideFolder {
+        /// The file or folder concerned.
+        path: PathBuf,
+    },
     /// The user the code is read as (the tool's own, on a root host) may not read it.
     #[error(
         "{}: the tool's user may not read this (a tool folder must be readable by other users: o+r for files, o+rx for folders)",
         path.display()
     )]
-    Unreadable { path: PathBuf },
+    Unreadable {
+        /// The file or folder concerned.
+        path: PathBuf,
+    },
     /// A TypeScript name on a FIFO, socket, device or directory.
     #[error("{}: not a regular file", path.display())]
-    NotAFile { path: PathBuf },
-    /// A source file over [`MAX_SOURCE_BYTES`](crate::tool_folder::MAX_SOURCE_BYTES).
+    NotAFile {
+        /// The file or folder concerned.
+        path: PathBuf,
+    },
+    /// A source file over [`MAX_SOURCE_BYTES`].
     #[error("{}: larger than {} MiB, the most Toolhost reads of one source file", path.display(), limit >> 20)]
-    TooLarge { path: PathBuf, limit: u64 },
+    TooLarge {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// The bound it exceeds.
+        limit: u64,
+    },
     /// A folder nested deeper than Toolhost searches.
     #[error(
         "{}: more than {limit} folders below the tool folder; Toolhost does not search that deep (keep dependencies in node_modules)",
         path.display()
     )]
-    TooDeep { path: PathBuf, limit: usize },
+    TooDeep {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// The bound it exceeds.
+        limit: usize,
+    },
     /// More entries than Toolhost searches.
     #[error(
         "{}: more than {limit} files and folders outside node_modules and hidden folders; Toolhost does not search a tool folder that large",
         path.display()
     )]
-    TooManyEntries { path: PathBuf, limit: usize },
+    TooManyEntries {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// The bound it exceeds.
+        limit: usize,
+    },
 }
 
 impl TranspileError {
@@ -173,6 +220,7 @@ impl Transpiler {
         Ok(Transpiler { cache_dir })
     }
 
+    /// The cache directory entries are written to.
     pub fn cache_dir(&self) -> &Path {
         &self.cache_dir
     }
@@ -214,7 +262,7 @@ impl Transpiler {
 
     /// Transpiles the sources whose entry is missing and writes them into the cache;
     /// returns how many it wrote. Stops early (with an error) once `stop` is set.
-    pub(crate) fn store(
+    pub fn store(
         &self,
         sources: impl IntoIterator<Item = Source>,
         stop: &AtomicBool,
@@ -279,7 +327,7 @@ impl Transpiler {
 }
 
 /// Lowercase hex SHA-256 of `bytes`: the cache key of a source.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut hex = String::with_capacity(digest.len() * 2);
     for byte in digest {
@@ -316,9 +364,11 @@ fn create_readable(path: &Path) -> io::Result<std::fs::File> {
 }
 
 /// One source file of a tool, as read.
-pub(crate) struct Source {
+#[derive(Debug)]
+pub struct Source {
     /// The file's path (in the tool folder as given), for messages and the source map.
     pub path: PathBuf,
+    /// Its contents.
     pub bytes: Vec<u8>,
 }
 
@@ -328,7 +378,7 @@ pub(crate) struct Source {
 /// read is an error naming it (a link out of the folder among them); a JavaScript file
 /// that cannot be read here is skipped: Node.js loads it as it is, inside the tool's
 /// sandbox, which resolves it in the sandbox's view. A dangling link is skipped as well.
-pub(crate) fn read_sources(
+pub fn read_sources(
     folder: &ToolFolder,
     modules: &[(PathBuf, Stamp)],
     stop: &AtomicBool,

@@ -23,6 +23,7 @@ pub struct SandboxConfig {
     /// On a root host, tools run as `uid_base + hash(user) % uid_count`, one uid per user.
     /// The range must lie in [`TOOL_UIDS`] and avoid 65534 and 65535 (`validate`).
     pub uid_base: u32,
+    /// How many uids the range holds, from `uid_base`.
     pub uid_count: u32,
     /// Size of the private `/tmp` (and `/dev/shm`), in MiB.
     pub tmp_mb: u64,
@@ -38,6 +39,7 @@ pub struct SandboxConfig {
     /// Processes and threads of one user over all their sandboxes (`RLIMIT_NPROC`, which
     /// the kernel counts per uid).
     pub max_user_processes: u64,
+    /// Descriptors one tool process may hold open (`RLIMIT_NOFILE`).
     pub max_open_files: u64,
     /// Largest file a tool may write, in MiB.
     pub max_file_mb: u64,
@@ -67,15 +69,22 @@ pub struct SandboxConfig {
     pub dns: Vec<SocketAddr>,
 }
 
+/// An isolation layer the configuration requires (`[sandbox] require`): without it, no
+/// tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Requirement {
+    /// User, mount, PID, network, IPC and UTS namespaces.
     Namespaces,
+    /// Landlock file system access control.
     Landlock,
+    /// seccomp-bpf system call filtering (with `no_new_privs`).
     Seccomp,
+    /// cgroups: memory and process limits per sandbox.
     Cgroups,
 }
 
+/// Which tools get the network (`[sandbox] network`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NetworkPolicy {
@@ -122,7 +131,7 @@ impl Default for SandboxConfig {
 /// The uids tools may run as (a half-open range): none of the host's system accounts
 /// (below 1000), nothing that software storing a uid in a signed 32-bit integer reads as
 /// negative, and so neither of the kernel's "no uid" values (4294967294, 4294967295).
-pub const TOOL_UIDS: std::ops::Range<u32> = 1000..(1 << 31) - 1;
+pub(crate) const TOOL_UIDS: std::ops::Range<u32> = 1000..(1 << 31) - 1;
 /// `nobody`, and `-1` as a 16-bit uid: never a tool's.
 const RESERVED_UIDS: [u32; 2] = [65534, 65535];
 

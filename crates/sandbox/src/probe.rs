@@ -6,16 +6,7 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-/// One isolation layer and whether it can be used here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Layer {
-    pub name: String,
-    pub available: bool,
-    /// What was found: a version, the controllers, or why the layer is missing.
-    pub detail: String,
-}
+use crate::Layer;
 
 impl Layer {
     fn new(name: &'static str, result: Result<String, String>) -> Layer {
@@ -77,12 +68,9 @@ fn network_supervisor() -> Result<String, String> {
     }
 }
 
-#[allow(unsafe_code)]
+/// Tries one namespace; the probe runs in a single-threaded process that exits afterwards.
 fn unshare(flags: rustix::thread::UnshareFlags, what: &str) -> Result<String, String> {
-    // SAFETY: `unshare_unsafe` is unsafe only for `UnshareFlags::FILES`, which splits the
-    // file-descriptor table between threads; these flags never include it, and the probe
-    // runs in a single-threaded process that exits afterwards.
-    match unsafe { rustix::thread::unshare_unsafe(flags) } {
+    match super::fds::unshare(flags) {
         Ok(()) => Ok(format!("unshare({what}) works")),
         Err(e) => Err(format!("unshare({what}) failed: {e}{}", hint(what))),
     }

@@ -140,7 +140,12 @@ pub(super) fn run(json: &str, ahead: Ahead) -> Result<i32, String> {
         None => (None, None),
     };
 
-    let init = match fds::fork()? {
+    // SAFETY: the helper is single-threaded: `helper_main` runs first thing in `main`,
+    // before anything could start a thread, and nothing in this stage up to here starts
+    // one.
+    #[allow(unsafe_code)]
+    let forked = unsafe { fds::fork() }?;
+    let init = match forked {
         Forked::Child => {
             drop(parent);
             let code = match stage2::run(&spec, sources, child) {

@@ -1,59 +1,14 @@
-//! The embedded sandbox: every tool process starts inside it.
-//!
-//! The host never forks in its multi-threaded state to build a sandbox. It runs its own
-//! binary in a hidden helper mode instead ([`helper_main`]), in two stages:
-//!
-//! 1. `__sandbox-exec` ([`stage1`]): joins the cgroups, opens the mount sources while it
-//!    still can, drops to the user's uid, creates the namespaces and maps the uid.
-//! 2. [`stage2`], forked by the first: PID 1 of the new PID namespace. Builds the new root
-//!    ([`layout`]), pivots into it, applies limits, Landlock, capabilities and seccomp
-//!    ([`confine`]), starts the tool and reaps until it exits.
-//!
-//! A networked tool gets its own network namespace too; the first stage stays on the
-//! host's network and connects for it, where [`egress`] allows ([`supervise`], [`dns`]).
-//!
-//! [`host`] is the host's side: probing the machine, checking the configuration's
-//! requirements, and turning a launch into a helper invocation ([`spec`]).
-
-mod cgroup;
-mod config;
-mod confine;
-mod dns;
-pub mod egress;
-mod fds;
-mod filter;
-mod handoff;
-mod host;
-pub mod layout;
-mod notify;
-mod probe;
-mod quota;
-mod spares;
-mod spec;
-mod stage1;
-mod stage2;
-mod supervise;
-mod usage;
+//! The helper modes: what the binary hosting the sandbox runs before anything else.
 
 use std::process::ExitCode;
 
-pub(crate) use cgroup::Lease;
-pub use config::{NetworkPolicy, Requirement, SandboxConfig};
-pub use host::Sandbox;
-pub(crate) use host::{Launch, LaunchArg, Refill};
-pub use layout::{CacheView, View};
-pub use probe::{Layer, probe_here};
-pub(crate) use quota::Watched;
-pub(crate) use spec::Mount;
-
-/// The hidden argument that probes the machine in a fresh, single-threaded process.
-pub const PROBE_MODE: &str = "__sandbox-probe";
+use crate::{PROBE_MODE, SandboxError, fds, probe_here, spec, stage1};
 
 /// Marks every descriptor this process inherited above stderr close-on-exec, so that no
 /// process it starts (a tool, sandboxed or not, or an MCP server) inherits what the host's
 /// own parent left open. Call it early in `main`, after [`helper_main`].
-pub fn keep_inherited_descriptors() -> Result<(), String> {
-    fds::cloexec_from_3()
+pub fn keep_inherited_descriptors() -> Result<(), SandboxError> {
+    fds::cloexec_from_3().map_err(SandboxError::Inherited)
 }
 
 /// Runs the helper mode named by the process's first argument, if any. A binary that
@@ -61,7 +16,7 @@ pub fn keep_inherited_descriptors() -> Result<(), String> {
 ///
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
-///     if let Some(code) = toolhost_runtime::sandbox::helper_main() {
+///     if let Some(code) = toolhost_sandbox::helper_main() {
 ///         return code;
 ///     }
 ///     // … the program proper …

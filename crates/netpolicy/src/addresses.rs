@@ -1,11 +1,18 @@
-//! Which addresses are the public internet. One answer for every part of Toolhost that
-//! connects on a tool's behalf: the sandbox's network supervisor and the web plugin ask the
-//! same [`special`] question, so they cannot disagree about what may be reached.
+//! Which addresses are the public internet.
 //!
-//! The ranges are IANA's special-purpose registries (RFC 6890 and its updates) plus the
-//! addresses of this host's own interfaces, which reach the host's services whatever range
-//! they are in. IPv6 forms that carry an IPv4 address (mapped, NAT64, 6to4) are judged by
-//! that address; the deprecated IPv4-compatible form (`::a.b.c.d`) is refused outright.
+//! The ranges are IANA's special-purpose registries (RFC 6890 and its updates), multicast,
+//! the deprecated IPv6 site-local range, IPv6 outside the global unicast space (`2000::/3`,
+//! which IANA has not allocated), plus the addresses of this host's own interfaces, which
+//! reach the host's services whatever range they are in. IPv6 forms that carry an IPv4
+//! address (mapped, NAT64 `64:ff9b::/96`, 6to4) are judged by that address; the deprecated
+//! IPv4-compatible form (`::a.b.c.d`), local-use NAT64 and Teredo are judged by their range.
+//! An ISATAP interface identifier (`…:5efe:a.b.c.d`) is judged by its prefix: the IPv4
+//! address it carries is one inside that prefix's site, not one this host reaches.
+//!
+//! Registry entries marked globally reachable that sit inside a wider range the registry
+//! does not call global (the anycast addresses in `192.0.0.0/24` and `2001::/23`, AMT,
+//! AS112 and ORCHIDv2 in `2001::/23`) stay refused with that range: anycast is answered by
+//! the nearest server, which may be inside the operator's own network.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Mutex;
@@ -28,7 +35,9 @@ pub enum Kind {
 /// A non-public address: its kind and the name a refusal gives its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Special {
+    /// How an operator may open it.
     pub kind: Kind,
+    /// The range's name, as a refusal says it (`"link-local"`).
     pub name: &'static str,
 }
 
@@ -105,6 +114,12 @@ const V6: &[(Ipv6Addr, u8, Special)] = &[
         64,
         reserved("discard-only"),
     ),
+    // RFC 9780: a prefix for routing configurations that need one, never a destination.
+    (
+        Ipv6Addr::new(0x100, 0, 0, 1, 0, 0, 0, 0),
+        64,
+        reserved("dummy"),
+    ),
     (
         Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0),
         23,
@@ -158,21 +173,35 @@ pub fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// Where IANA allocates global unicast IPv6 addresses; the rest of the space is reserved.
+const GLOBAL_UNICAST: Ipv6Addr = Ipv6Addr::new(0x2000, 0, 0, 0, 0, 0, 0, 0);
+
 /// The special range `ip` is in, by the address alone (see [`special`] for the host's own
 /// addresses too). The most specific range wins.
-pub fn special_range(ip: IpAddr) -> Option<Special> {
+pub(crate) fn special_range(ip: IpAddr) -> Option<Special> {
     match canonical(ip) {
         IpAddr::V4(v4) => V4
             .iter()
             .filter(|(net, len, _)| Ipv4Net::new(*net, *len).is_ok_and(|n| n.contains(&v4)))
             .max_by_key(|(_, len, _)| *len)
             .map(|(_, _, s)| *s),
-        IpAddr::V6(v6) => V6
-            .iter()
-            .filter(|(net, len, _)| Ipv6Net::new(*net, *len).is_ok_and(|n| n.contains(&v6)))
-            .max_by_key(|(_, len, _)| *len)
-            .map(|(_, _, s)| *s)
-            .or_else(|| embedded_v4(v6).and_then(|v4| special_range(IpAddr::V4(v4)))),
+        IpAddr::V6(v6) => {
+            let listed = V6
+                .iter()
+                .filter(|(net, len, _)| Ipv6Net::new(*net, *len).is_ok_and(|n| n.contains(&v6)))
+                .max_by_key(|(_, len, _)| *len)
+                .map(|(_, _, s)| *s);
+            if listed.is_some() {
+                return listed;
+            }
+            // A translator's address is the IPv4 host's, public or not, before the test
+            // below (NAT64's well-known prefix lies outside 2000::/3).
+            if let Some(v4) = embedded_v4(v6) {
+                return special_range(IpAddr::V4(v4));
+            }
+            let global = Ipv6Net::new(GLOBAL_UNICAST, 3).is_ok_and(|n| n.contains(&v6));
+            (!global).then_some(reserved("unallocated (outside 2000::/3)"))
+        }
     }
 }
 
@@ -216,7 +245,7 @@ static OWN: Mutex<Option<(Instant, Vec<IpAddr>)>> = Mutex::new(None);
 /// Whether `ip` is an address of one of this host's interfaces (read at most once a
 /// second). When the interfaces cannot be read, no address counts as the host's: the
 /// special ranges still apply.
-pub fn is_own(ip: IpAddr) -> bool {
+fn is_own(ip: IpAddr) -> bool {
     let mut own = OWN.lock().unwrap_or_else(|e| e.into_inner());
     let fresh = own.as_ref().is_some_and(|(at, _)| at.elapsed() < OWN_TTL);
     if !fresh {
