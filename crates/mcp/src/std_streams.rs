@@ -54,17 +54,9 @@ impl Socket {
         }
         let own = rustix::io::fcntl_dupfd_cloexec(fd, 0).ok()?;
         Some(Self {
-            fd: register(own).ok()?,
+            fd: toolhost_sandbox::reactor::register(own).ok()?,
         })
     }
-}
-
-/// Registers a descriptor we own with the reactor.
-#[allow(unsafe_code)]
-fn register(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
-    // SAFETY: the `AsyncFd` owns the `OwnedFd`, so the descriptor stays open, and names the
-    // same file description, for as long as it is registered.
-    unsafe { AsyncFd::register(fd) }.map_err(io::Error::from)
 }
 
 impl AsyncRead for Socket {

@@ -59,6 +59,8 @@ mod probe;
 #[cfg(target_os = "linux")]
 mod quota;
 #[cfg(target_os = "linux")]
+pub mod reactor;
+#[cfg(target_os = "linux")]
 mod spares;
 #[cfg(target_os = "linux")]
 mod spec;
