@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use toolhost_sandbox::{SandboxConfig, View};
+use toolhost_sandbox::{InvalidSetting, SandboxConfig, View};
 
 /// The `PATH` of every tool process.
 pub const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -74,7 +74,7 @@ impl Default for RuntimeConfig {
 
 impl RuntimeConfig {
     /// `Err` naming the first setting no call could work with (a limit of zero).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
         for (key, zero) in [
             ("max_workers", self.max_workers == 0),
             ("max_calls_per_worker", self.max_calls_per_worker == 0),
@@ -83,8 +83,10 @@ impl RuntimeConfig {
             ("idle_timeout", self.idle_timeout.is_zero()),
         ] {
             if zero {
-                return Err(format!(
-                    "[runtime] {key} must be at least 1: with 0 no call could succeed"
+                return Err(InvalidSetting::new(
+                    "runtime",
+                    key,
+                    format!("{key} must be at least 1: with 0 no call could succeed"),
                 ));
             }
         }

@@ -23,7 +23,10 @@ pub enum RuntimeError {
     Isolation(#[from] toolhost_sandbox::SandboxError),
     #[error("{0}")]
     Sandbox(String),
-    /// A setting no call could work with, or a configuration that would share what must
+    /// A setting no call could work with (a limit of zero, an unsafe uid range).
+    #[error(transparent)]
+    Setting(#[from] toolhost_sandbox::InvalidSetting),
+    /// A configuration that would share what must
     /// not be shared (the email database's directory over the homes, say).
     #[error("{0}")]
     Config(String),

@@ -35,4 +35,4 @@ pub use redact::{REDACTED, Secrets};
 pub use result::{ToolResult, cap_text, normalise, text_block};
 pub use runtime::{CallRequest, Runtime, ToolRef};
 pub use target::Target;
-pub use validate::{ArgsError, ArgsValidator, Problem};
+pub use validate::{ArgsError, ArgsValidator, Problem, SchemaError};

@@ -130,7 +130,7 @@ impl Drop for Inner {
 impl Runtime {
     /// Must be called inside a Tokio runtime (it starts the idle-worker reaper).
     pub fn new(config: RuntimeConfig, mut env: ToolEnv) -> Result<Runtime, RuntimeError> {
-        config.validate().map_err(RuntimeError::Config)?;
+        config.validate()?;
         let cache = config.cache_dir();
         // Sandboxes mount these and tools run elsewhere: relative paths would break.
         for dir in env.tools_dirs.iter_mut().chain(env.homes.as_mut()) {
@@ -530,7 +530,7 @@ fn validator_for(
     inner: &Inner,
     tool: &ToolRef,
     sensitive: &[String],
-) -> Result<Arc<ArgsValidator>, String> {
+) -> Result<Arc<ArgsValidator>, crate::SchemaError> {
     let key = tool.cache_key();
     if let Some(v) = inner
         .validators

@@ -236,16 +236,32 @@ impl fmt::Display for ArgsError {
 
 impl std::error::Error for ArgsError {}
 
+/// A tool's input schema that is not a valid JSON Schema, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// Where in the schema (a JSON pointer; empty for the whole schema).
+    pub at: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.at.as_str() {
+            "" => write!(f, "invalid input schema: {}", self.message),
+            at => write!(f, "invalid input schema at `{at}`: {}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
 impl ArgsValidator {
     /// Compiles `schema` (a tool's input schema). Fails when it is not a valid JSON Schema.
-    pub fn new(schema: &Value) -> Result<Self, String> {
-        let validator = jsonschema::validator_for(schema).map_err(|e| {
-            let at = e.instance_path();
-            if at.is_empty() {
-                format!("invalid input schema: {e}")
-            } else {
-                format!("invalid input schema at `{at}`: {e}")
-            }
+    pub fn new(schema: &Value) -> Result<Self, SchemaError> {
+        let validator = jsonschema::validator_for(schema).map_err(|e| SchemaError {
+            at: e.instance_path().to_string(),
+            message: e.to_string(),
         })?;
         let properties = schema
             .get("properties")

@@ -135,11 +135,35 @@ pub(crate) const TOOL_UIDS: std::ops::Range<u32> = 1000..(1 << 31) - 1;
 /// `nobody`, and `-1` as a 16-bit uid: never a tool's.
 const RESERVED_UIDS: [u32; 2] = [65534, 65535];
 
+/// A setting of the configuration file that cannot work, named by section and key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("[{section}] {message}")]
+pub struct InvalidSetting {
+    /// The section, such as `sandbox`.
+    pub section: &'static str,
+    /// The key at fault, such as `uid_base`.
+    pub key: &'static str,
+    /// What is wrong with it and what to do, starting with the key.
+    pub message: String,
+}
+
+impl InvalidSetting {
+    /// `[section] message`, about `key`.
+    pub fn new(section: &'static str, key: &'static str, message: String) -> InvalidSetting {
+        InvalidSetting {
+            section,
+            key,
+            message,
+        }
+    }
+}
+
 impl SandboxConfig {
     /// Whether the settings make sense, with what is wrong in terms of the keys when not.
     /// A tool's uid is `uid_base + n` for some `n < uid_count`, so the whole range must be
     /// safe to hand out: a wrapped sum or uid 0 would run tools as a host account.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        let bad = |key, message| Err(InvalidSetting::new("sandbox", key, message));
         for (key, value) in [
             ("tmp_mb", self.tmp_mb),
             ("memory_mb", self.memory_mb),
@@ -150,38 +174,48 @@ impl SandboxConfig {
             ("cpu_seconds", self.cpu_seconds),
         ] {
             if value == 0 {
-                return Err(format!(
-                    "[sandbox] {key} must be at least 1: with 0 no tool could run"
-                ));
+                return bad(
+                    key,
+                    format!("{key} must be at least 1: with 0 no tool could run"),
+                );
             }
         }
         let (base, count) = (self.uid_base, self.uid_count);
         if count == 0 {
-            return Err("[sandbox] uid_count must be at least 1".into());
+            return bad("uid_count", "uid_count must be at least 1".into());
         }
         if base < TOOL_UIDS.start {
-            return Err(format!(
-                "[sandbox] uid_base = {base} would run tools as a host system account \
-                 (uid 0 is root): tools' uids start at {} or above",
-                TOOL_UIDS.start
-            ));
+            return bad(
+                "uid_base",
+                format!(
+                    "uid_base = {base} would run tools as a host system account \
+                     (uid 0 is root): tools' uids start at {} or above",
+                    TOOL_UIDS.start
+                ),
+            );
         }
         let last = u64::from(base) + u64::from(count) - 1;
         if last >= u64::from(TOOL_UIDS.end) {
-            return Err(format!(
-                "[sandbox] uid_base = {base} with uid_count = {count} reaches uid {last}, past \
-                 the highest uid tools may use ({}): lower uid_base or uid_count",
-                TOOL_UIDS.end - 1
-            ));
+            return bad(
+                "uid_count",
+                format!(
+                    "uid_base = {base} with uid_count = {count} reaches uid {last}, past \
+                     the highest uid tools may use ({}): lower uid_base or uid_count",
+                    TOOL_UIDS.end - 1
+                ),
+            );
         }
         if let Some(uid) = RESERVED_UIDS
             .iter()
             .find(|u| (u64::from(base)..=last).contains(&u64::from(**u)))
         {
-            return Err(format!(
-                "[sandbox] uid_base = {base} with uid_count = {count} includes uid {uid} \
-                 (nobody, or -1 as a 16-bit uid): choose a range without 65534 and 65535"
-            ));
+            return bad(
+                "uid_base",
+                format!(
+                    "uid_base = {base} with uid_count = {count} includes uid {uid} \
+                     (nobody, or -1 as a 16-bit uid): choose a range without 65534 and 65535"
+                ),
+            );
         }
         Ok(())
     }
@@ -236,6 +270,7 @@ mod tests {
             ..SandboxConfig::default()
         }
         .validate()
+        .map_err(|e| e.to_string())
     }
 
     // F18: the review's two settings ran tools as host uid 2483 (a wrapped sum) and as

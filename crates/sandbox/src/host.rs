@@ -457,7 +457,7 @@ fn set_layer(layers: &mut Vec<Layer>, name: &str, available: bool, detail: Strin
 /// is unsafe, or (on a root host, where it is used) shared with host accounts.
 fn settings_refused(config: &SandboxConfig, root_host: bool) -> Option<String> {
     let why = match config.validate() {
-        Err(why) => why,
+        Err(why) => why.to_string(),
         Ok(()) if root_host => {
             let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
             let found = config.accounts_in_range(&read("/etc/passwd"), &read("/etc/group"));

@@ -25,7 +25,7 @@ mod config;
 mod error;
 mod layer;
 
-pub use config::{NetworkPolicy, Requirement, SandboxConfig};
+pub use config::{InvalidSetting, NetworkPolicy, Requirement, SandboxConfig};
 pub use error::SandboxError;
 pub use layer::Layer;
 

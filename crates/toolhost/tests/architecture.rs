@@ -35,7 +35,13 @@ fn layers() -> Vec<String> {
 fn crates() -> Vec<(String, String, Vec<String>)> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(workspace())
         .output()
         .unwrap();
@@ -86,7 +92,10 @@ fn crates() -> Vec<(String, String, Vec<String>)> {
 #[test]
 fn crates_depend_only_on_the_layers_below_them() {
     let layers = layers();
-    assert!(layers.len() >= 6, "no code map in ARCHITECTURE.md? {layers:?}");
+    assert!(
+        layers.len() >= 6,
+        "no code map in ARCHITECTURE.md? {layers:?}"
+    );
     let mut wrong = Vec::new();
     for (name, folder, deps) in crates() {
         // The examples sit on top of everything; nothing may depend on them (below).
@@ -173,4 +182,3 @@ fn unsafe_code_lives_in_the_sandbox_crate_only() {
         found.join("\n")
     );
 }
-

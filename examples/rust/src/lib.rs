@@ -1,6 +1,8 @@
 //! Rust examples of embedding Toolhost; run them with
 //! `cargo run -p toolhost-examples --example NAME`:
 //!
+//! - `embed_runtime`: the runtime in a program of your own: a catalog scanned, one tool
+//!   called (in the sandbox, with the program as its helper), progress and result shown.
 //! - `custom_source`: serve tools of your own over MCP (stdio) through the host's
 //!   `ToolSource` interface, with the runtime's validation, deadlines and cancellation.
 //!

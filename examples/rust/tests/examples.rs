@@ -71,3 +71,39 @@ fn custom_source_serves_its_tool_over_mcp() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn embed_runtime_calls_a_folder_tool_in_the_sandbox() {
+    let tools = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools");
+    let out = example("embed_runtime")
+        .args([tools, "hash", "text=hello world"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"),
+        "{stdout}"
+    );
+    // An error result is exit 1, a usage error 2.
+    let bad = example("embed_runtime")
+        .args([tools, "hash", "algorithm=md9", "text=x"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        bad.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&bad.stdout)
+    );
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("algorithm"));
+    let missing = example("embed_runtime")
+        .args([tools, "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}
