@@ -8,9 +8,13 @@ use serde::{Deserialize, Deserializer, Serializer};
 
 fn from_secs<E: Error>(secs: f64) -> Result<Duration, E> {
     Duration::try_from_secs_f64(secs).map_err(|_| {
-        E::custom(format!(
-            "expected a non-negative number of seconds, not {secs}"
-        ))
+        E::custom(if secs.is_nan() {
+            "expected a number of seconds, not NaN".to_string()
+        } else if secs < 0.0 {
+            format!("expected a non-negative number of seconds, not {secs}")
+        } else {
+            format!("{secs} seconds is too big (at most {} seconds)", u64::MAX)
+        })
     })
 }
 
@@ -88,13 +92,15 @@ mod tests {
         assert_eq!(back, r#"{"a":1.5,"b":2.0,"c":250}"#);
         let absent: T = serde_json::from_str(r#"{"a": 0, "c": 0}"#).unwrap();
         assert_eq!(absent.b, None);
-        for bad in ["-1", "1e300"] {
+        for (bad, says) in [
+            ("-1", "expected a non-negative number of seconds, not -1"),
+            (
+                "1e300",
+                "seconds is too big (at most 18446744073709551615 seconds)",
+            ),
+        ] {
             let e = serde_json::from_str::<T>(&format!(r#"{{"a": {bad}, "c": 0}}"#)).unwrap_err();
-            assert!(
-                e.to_string()
-                    .contains("expected a non-negative number of seconds"),
-                "{e}"
-            );
+            assert!(e.to_string().contains(says), "{e}");
         }
     }
 }

@@ -64,7 +64,7 @@ fn example_tools_pass_check_cleanly() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(stdout, "", "the examples must have no findings at all");
     assert!(
-        stderr.contains("checked 4 tools: 4 ok, 0 errors, 0 warnings"),
+        stderr.contains("checked 6 tools: 6 ok, 0 errors, 0 warnings"),
         "{stderr}"
     );
 }
