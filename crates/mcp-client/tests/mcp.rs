@@ -12,7 +12,8 @@ use serde_json::json;
 use toolhost_mcp_client::{McpServerConfig, Problem};
 use toolhost_runtime::{CallEvent, Runtime, RuntimeConfig, ToolEnv, UserSpace};
 use toolhost_toolsets::{
-    AgentConfig, BootOptions, CorePlugins, Grant, Registry, ToolsetsConfig, TurnRequest,
+    AgentConfig, Annotations, BootOptions, CorePlugins, Grant, Owner, Registry, ToolMap, ToolSet,
+    Tools, ToolsetsConfig, TurnRequest, typed_tool,
 };
 
 fn servers_dir() -> PathBuf {
@@ -128,11 +129,43 @@ fn registry(servers: Vec<(&str, McpServerConfig)>, grants: Vec<Grant>) -> Regist
         CorePlugins::new(),
         BootOptions {
             config,
+            extra_sets: vec![local_set()],
             external: toolhost_mcp_client::sources(&servers).unwrap(),
             ..BootOptions::default()
         },
     )
     .unwrap()
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// The text to echo back.
+    text: String,
+}
+
+/// The tool set `local` (`local_a`, `local_b`): native tools granted beside the servers.
+fn local_set() -> (ToolSet, Owner) {
+    let echo = |name: &str| {
+        typed_tool(
+            name,
+            "Echo.",
+            Annotations::read_only(),
+            |a: EchoArgs, _ctx| async move { Ok(json!({ "echo": a.text })) },
+        )
+    };
+    let tools = ToolMap::new().with(echo("local_a")).with(echo("local_b"));
+    (
+        ToolSet::new(
+            "local",
+            "Local",
+            "Tests",
+            "native tools",
+            Tools::Static(tools),
+        ),
+        Owner::Plugin {
+            name: "tests".into(),
+        },
+    )
 }
 
 fn runtime(dir: &Path) -> Runtime {
@@ -184,7 +217,7 @@ async fn real_servers_become_tool_sets_and_broken_ones_cost_only_their_tools() {
             Grant::mcp_server("py"),
             Grant::mcp_server("hang"),
             Grant::mcp_server("dead"),
-            Grant::tool_set("time"),
+            Grant::tool_set("local"),
         ],
     );
     let turn = r.resolve("a", &TurnRequest::default()).await.unwrap();
@@ -192,8 +225,8 @@ async fn real_servers_become_tool_sets_and_broken_ones_cost_only_their_tools() {
     assert_eq!(
         names,
         [
-            "convert_timezone",
-            "get_current_time",
+            "local_a",
+            "local_b",
             "py__greet",
             "py__multiply",
             "ts__add",
@@ -348,10 +381,10 @@ async fn a_wrong_bearer_token_costs_the_servers_tools() {
                 ..McpServerConfig::default()
             },
         )],
-        vec![Grant::mcp_server("py"), Grant::tool_set("units")],
+        vec![Grant::mcp_server("py"), Grant::tool_set("local")],
     );
     let turn = r.resolve("a", &TurnRequest::default()).await.unwrap();
-    assert_eq!(turn.tools.len(), 4, "only the units");
+    assert_eq!(turn.tools.len(), 2, "only the local set");
     assert!(
         turn.warnings[0].message.contains("left out"),
         "{:?}",
