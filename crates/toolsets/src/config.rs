@@ -158,18 +158,19 @@ struct RawGrant {
     deny: Vec<String>,
 }
 
+/// A grant that names neither or both of a tool set and an MCP server (serde reports it
+/// with the grant's place in the file).
+#[derive(Debug, thiserror::Error)]
+#[error("a grant names exactly one of `tool_set = \"ID\"` or `mcp_server = \"NAME\"`")]
+struct AmbiguousGrant;
+
 impl TryFrom<RawGrant> for Grant {
-    type Error = String;
-    fn try_from(raw: RawGrant) -> Result<Grant, String> {
+    type Error = AmbiguousGrant;
+    fn try_from(raw: RawGrant) -> Result<Grant, AmbiguousGrant> {
         let source = match (raw.tool_set, raw.mcp_server) {
             (Some(id), None) => GrantSource::ToolSet(id),
             (None, Some(name)) => GrantSource::McpServer(name),
-            _ => {
-                return Err(
-                    "a grant names exactly one of `tool_set = \"ID\"` or `mcp_server = \"NAME\"`"
-                        .into(),
-                );
-            }
+            _ => return Err(AmbiguousGrant),
         };
         Ok(Grant {
             source,
