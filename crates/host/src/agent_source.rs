@@ -182,6 +182,7 @@ mod tests {
                         name: "extra".into(),
                     },
                 )],
+                external: Vec::new(),
             },
         )
         .unwrap();

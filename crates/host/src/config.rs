@@ -5,17 +5,19 @@
 //! tools get, such as `OFFICER_APIFY_TOKEN`), `[resources.NAME]` (passed to tools as the
 //! JSON object `OFFICER_RESOURCES`), `[sandbox]` (isolation of tool processes), `[serve]`
 //! (how `toolhost serve` listens, and its users' tokens); for tool sets (see
-//! `toolhost_toolsets::config`): `[agents.ID]`, `[mcp_servers.NAME]`, `[plugins.NAME]`,
-//! `[turns]`, `[tool_sets.ID]`.
+//! `toolhost_toolsets::ToolsetsConfig`): `[agents.ID]`, `[plugins.NAME]`, `[turns]`,
+//! `[tool_sets.ID]`; and `[mcp_servers.NAME]`, which belongs to the MCP client
+//! (`toolhost_mcp_client::McpServerConfig`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use toolhost_mcp_client::McpServerConfig;
 use toolhost_runtime::RuntimeConfig;
 use toolhost_sandbox::SandboxConfig;
-use toolhost_toolsets::{AgentConfig, McpServerConfig, SetSettings, ToolsetsConfig, TurnSettings};
+use toolhost_toolsets::{AgentConfig, SetSettings, ToolsetsConfig, TurnSettings};
 
 /// What is wrong with a configuration file, and where.
 #[derive(Debug, thiserror::Error)]
@@ -234,11 +236,11 @@ impl ConfigFile {
         Ok(config)
     }
 
-    /// The tool-set sections, for booting a `Registry`.
+    /// The tool-set sections, for booting a `Registry` (`[mcp_servers]` is not one: the
+    /// MCP client builds its sources from it).
     pub fn toolsets(&self) -> ToolsetsConfig {
         ToolsetsConfig {
             agents: self.agents.clone(),
-            mcp_servers: self.mcp_servers.clone(),
             plugins: self.plugins.clone(),
             turns: self.turns.clone(),
             tool_sets: self.tool_sets.clone(),
@@ -347,7 +349,7 @@ resolve_timeout = 1
         assert_eq!(g[0], toolhost_toolsets::Grant::tool_set("time"));
         assert_eq!(g[1].layer, toolhost_toolsets::Layer::Search);
         assert_eq!(g[1].deny, ["docs__delete"]);
-        assert_eq!(t.mcp_servers["docs"].timeout.unwrap().as_millis(), 2500);
+        assert_eq!(c.mcp_servers["docs"].timeout.unwrap().as_millis(), 2500);
         assert_eq!(t.plugins["web"]["allow_private"], true);
         assert_eq!(t.turns.resolve_timeout.as_secs(), 5);
         assert_eq!(t.tool_sets["time"].resolve_timeout.unwrap().as_secs(), 1);

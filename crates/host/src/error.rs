@@ -1,6 +1,7 @@
 //! Why a host could not boot or serve.
 
 use toolhost_catalog::CatalogError;
+use toolhost_mcp_client::ServerConfigError;
 use toolhost_runtime::RuntimeError;
 use toolhost_toolsets::BootError;
 
@@ -18,9 +19,12 @@ pub enum HostError {
     /// The runtime could not start (its configuration, the sandbox, the cache).
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// A plugin, tool set or MCP server of the configuration failed to boot.
+    /// A plugin or tool set of the configuration failed to boot.
     #[error(transparent)]
     ToolSets(#[from] BootError),
+    /// An MCP server of `[mcp_servers]` is configured wrong.
+    #[error(transparent)]
+    McpServer(#[from] ServerConfigError),
     /// An agent the configuration does not define.
     #[error("no agent `{0}` in toolhost.toml ([agents.ID])")]
     UnknownAgent(String),

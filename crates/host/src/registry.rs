@@ -1,26 +1,29 @@
-//! Booting the tool-set registry the way every surface does: core plugins gated by
-//! `TOOLHOST_PLUGINS`, the catalog's roots as tool sets, `toolhost.toml`'s sections.
+//! Booting the tool-set registry the way every surface does: Toolhost's core plugins
+//! gated by `TOOLHOST_PLUGINS`, the catalog's roots as tool sets, `[mcp_servers]` as
+//! external sources (through the MCP client), `toolhost.toml`'s tool-set sections.
 
 use std::sync::{Arc, RwLock};
 
 use toolhost_catalog::Catalog;
-use toolhost_toolsets::{BootError, BootOptions, CorePlugins, Registry, folder};
+use toolhost_toolsets::{BootOptions, Registry, folder};
 
-use crate::ConfigFile;
+use crate::{ConfigFile, HostError};
 
 /// Boots strictly: any error names the plugin, root or server at fault. The registry's
 /// folder tool sets read `catalog`.
 pub fn boot_registry(
     config: &ConfigFile,
     catalog: &Arc<RwLock<Catalog>>,
-) -> Result<Registry, BootError> {
+) -> Result<Registry, HostError> {
     let extra_sets = folder::root_sets(catalog)?;
-    Registry::boot(
-        CorePlugins::builtin(),
+    let external = toolhost_mcp_client::sources(&config.mcp_servers)?;
+    Ok(Registry::boot(
+        toolhost_plugins::builtin(),
         BootOptions {
             enabled: std::env::var("TOOLHOST_PLUGINS").ok(),
             config: config.toolsets(),
             extra_sets,
+            external,
         },
-    )
+    )?)
 }

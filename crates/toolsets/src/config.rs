@@ -1,8 +1,8 @@
-//! The tool-set sections of `toolhost.toml`: `[agents.ID]`, `[mcp_servers.NAME]`,
-//! `[plugins.NAME]`, `[turns]` and `[tool_sets.ID]`.
+//! The tool-set sections of `toolhost.toml`: `[agents.ID]`, `[plugins.NAME]`, `[turns]`
+//! and `[tool_sets.ID]`. (`[mcp_servers.NAME]` belongs to the MCP client, which turns it
+//! into the external sources boot receives.)
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -12,11 +12,13 @@ use serde_json::Value;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ToolsetsConfig {
+    /// `[agents.ID]`: what each agent is granted.
     pub agents: BTreeMap<String, AgentConfig>,
-    pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// `[plugins.NAME]`: each plugin's own settings.
     pub plugins: BTreeMap<String, Value>,
+    /// `[turns]`: deadlines of turn resolution.
     pub turns: TurnSettings,
+    /// `[tool_sets.ID]`: operator overrides per tool set.
     pub tool_sets: BTreeMap<String, SetSettings>,
 }
 
@@ -25,10 +27,10 @@ pub struct ToolsetsConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct TurnSettings {
     /// How long a tool-set factory may take, unless the set says otherwise (seconds).
-    #[serde(with = "secs")]
+    #[serde(with = "toolhost_spec::seconds::secs")]
     pub resolve_timeout: Duration,
     /// One deadline for all closers of a turn (seconds).
-    #[serde(with = "secs")]
+    #[serde(with = "toolhost_spec::seconds::secs")]
     pub close_timeout: Duration,
 }
 
@@ -45,7 +47,8 @@ impl Default for TurnSettings {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SetSettings {
-    #[serde(with = "opt_secs")]
+    /// How long the set's factory may take per turn (seconds), overriding the set's own.
+    #[serde(with = "toolhost_spec::seconds::opt_secs")]
     pub resolve_timeout: Option<Duration>,
 }
 
@@ -53,6 +56,7 @@ pub struct SetSettings {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
+    /// A display name.
     pub name: Option<String>,
     /// In precedence order: within a layer, a later grant's tool wins a name.
     pub grants: Vec<Grant>,
@@ -63,7 +67,9 @@ pub struct AgentConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(try_from = "RawGrant", into = "RawGrant")]
 pub struct Grant {
+    /// What is granted.
     pub source: GrantSource,
+    /// Its precedence layer.
     pub layer: Layer,
     /// Only these tools of the source (by claimed name), when given.
     pub allow: Option<Vec<String>>,
@@ -72,6 +78,7 @@ pub struct Grant {
 }
 
 impl Grant {
+    /// A grant of tool set `id`, in the session layer, with no allow or deny list.
     pub fn tool_set(id: &str) -> Grant {
         Grant {
             source: GrantSource::ToolSet(id.into()),
@@ -81,6 +88,7 @@ impl Grant {
         }
     }
 
+    /// A grant of MCP server `name`, in the session layer, with no allow or deny list.
     pub fn mcp_server(name: &str) -> Grant {
         Grant {
             source: GrantSource::McpServer(name.into()),
@@ -88,6 +96,7 @@ impl Grant {
         }
     }
 
+    /// The same grant in `layer`.
     pub fn in_layer(mut self, layer: Layer) -> Grant {
         self.layer = layer;
         self
@@ -102,10 +111,13 @@ impl Grant {
     }
 }
 
+/// What a grant names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "id", rename_all = "kebab-case")]
 pub enum GrantSource {
+    /// A tool set, by id.
     ToolSet(String),
+    /// An external MCP server, by name (its tools are `NAME__TOOL`).
     McpServer(String),
 }
 
@@ -122,9 +134,12 @@ impl std::fmt::Display for GrantSource {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layer {
+    /// The agent's own grants.
     #[default]
     Session,
+    /// Tools found by a search.
     Search,
+    /// A sub-agent's grants.
     SubAgent,
 }
 
@@ -143,18 +158,19 @@ struct RawGrant {
     deny: Vec<String>,
 }
 
+/// A grant that names neither or both of a tool set and an MCP server (serde reports it
+/// with the grant's place in the file).
+#[derive(Debug, thiserror::Error)]
+#[error("a grant names exactly one of `tool_set = \"ID\"` or `mcp_server = \"NAME\"`")]
+struct AmbiguousGrant;
+
 impl TryFrom<RawGrant> for Grant {
-    type Error = String;
-    fn try_from(raw: RawGrant) -> Result<Grant, String> {
+    type Error = AmbiguousGrant;
+    fn try_from(raw: RawGrant) -> Result<Grant, AmbiguousGrant> {
         let source = match (raw.tool_set, raw.mcp_server) {
             (Some(id), None) => GrantSource::ToolSet(id),
             (None, Some(name)) => GrantSource::McpServer(name),
-            _ => {
-                return Err(
-                    "a grant names exactly one of `tool_set = \"ID\"` or `mcp_server = \"NAME\"`"
-                        .into(),
-                );
-            }
+            _ => return Err(AmbiguousGrant),
         };
         Ok(Grant {
             source,
@@ -178,59 +194,5 @@ impl From<Grant> for RawGrant {
             allow: g.allow,
             deny: g.deny,
         }
-    }
-}
-
-/// An external MCP server whose tools become the tool set `NAME`, named `NAME__TOOL`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct McpServerConfig {
-    /// stdio: the program and its arguments, e.g. `["node", "server.mjs"]`.
-    pub command: Vec<String>,
-    /// Extra environment of the stdio server (it gets nothing else of the host's but PATH
-    /// and HOME).
-    pub env: BTreeMap<String, String>,
-    pub cwd: Option<PathBuf>,
-    /// Streamable HTTP: the endpoint URL.
-    pub url: Option<String>,
-    /// Sent as `Authorization: Bearer …` to a Streamable HTTP server.
-    pub bearer_token: Option<String>,
-    /// Like `bearer_token`, read from this environment variable at boot.
-    pub bearer_token_env: Option<String>,
-    /// Connecting and listing, per turn (seconds, default 10).
-    #[serde(with = "opt_secs")]
-    pub timeout: Option<Duration>,
-    /// How long the last good listing may be served while the server fails (default 300).
-    #[serde(with = "opt_secs")]
-    pub stale_for: Option<Duration>,
-    /// First back-off after a failure, doubled per failure up to 5 minutes (default 5).
-    #[serde(with = "opt_secs")]
-    pub backoff: Option<Duration>,
-    pub icon: Option<String>,
-    pub description: Option<String>,
-}
-
-pub(crate) mod secs {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, de::Error};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let s = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(s)
-            .map_err(|_| D::Error::custom("expected a non-negative number of seconds"))
-    }
-}
-
-pub(crate) mod opt_secs {
-    use std::time::Duration;
-
-    use serde::{Deserializer, de::Error};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        let s: f64 = serde::Deserialize::deserialize(d)?;
-        Duration::try_from_secs_f64(s)
-            .map(Some)
-            .map_err(|_| D::Error::custom("expected a non-negative number of seconds"))
     }
 }

@@ -12,19 +12,28 @@ use tokio::task::JoinSet;
 /// Who and where a turn is for. Factories scope their tools with it.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct TurnRequest {
+    /// The workspace the turn runs in.
     pub workspace_id: Option<String>,
+    /// The organisation.
     pub org_id: Option<String>,
+    /// The user the agent acts for.
     pub user_id: Option<String>,
+    /// Where the user's frontend is, for links tools return.
     pub frontend_url: Option<String>,
 }
 
 /// The context a factory gets: the request, the agent, and a way to register closers.
 #[derive(Clone)]
 pub struct TurnContext {
+    /// The workspace the turn runs in.
     pub workspace_id: Option<String>,
+    /// The agent the turn is resolved for.
     pub agent_id: String,
+    /// The organisation.
     pub org_id: Option<String>,
+    /// The user the agent acts for.
     pub user_id: Option<String>,
+    /// Where the user's frontend is.
     pub frontend_url: Option<String>,
     /// The tool set being resolved (closers are logged under it).
     pub tool_set: String,
@@ -46,15 +55,20 @@ impl TurnContext {
     }
 
     /// Runs `close` when the turn ends (concurrently with other closers, under the turn's
-    /// closing deadline). Registered after the turn ended, it runs at once.
+    /// closing deadline). Registered after the turn ended, it runs at once. Its error is
+    /// logged and reported in the turn's [`CloseReport`].
     pub fn register_closer<F>(&self, close: F)
     where
-        F: Future<Output = Result<(), String>> + Send + 'static,
+        F: Future<Output = Result<(), CloseError>> + Send + 'static,
     {
+        let close = async move { close.await.map_err(|e| e.to_string()) };
         self.closers
             .register(self.tool_set.clone(), Box::pin(close));
     }
 }
+
+/// Why a closer failed: any error, so a closer can use `?`.
+pub type CloseError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 type Closer = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
@@ -71,6 +85,7 @@ struct State {
 /// What closing a turn did.
 #[derive(Debug, Default, Clone, Serialize, PartialEq)]
 pub struct CloseReport {
+    /// How many closers ran.
     pub ran: usize,
     /// `(tool set, error)` of closers that failed.
     pub failed: Vec<(String, String)>,

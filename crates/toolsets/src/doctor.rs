@@ -5,27 +5,41 @@ use serde::Serialize;
 
 use crate::config::GrantSource;
 use crate::context::TurnRequest;
+use crate::icons::IconSource;
 use crate::names::{TOOL_NAME_RULE, is_valid_tool_name};
+use crate::owner::Owner;
 use crate::plugin::Gating;
-use crate::registry::{Owner, Registry};
+use crate::registry::Registry;
+use crate::toolset::Tools;
 
 /// One link of the chain.
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
+    /// Whether this link holds.
     pub ok: bool,
+    /// Which link: `name`, `plugin`, `contributed`, `agent`, `granted`, `allow/deny`,
+    /// `warning`, `resolved` or `collision`.
     pub check: &'static str,
+    /// What was found.
     pub detail: String,
 }
 
+/// The whole chain for one agent and one tool name.
 #[derive(Debug, Clone, Serialize)]
 pub struct Diagnosis {
+    /// The agent asked about.
     pub agent: String,
+    /// The tool name asked about.
     pub tool: String,
+    /// Whether the agent sees the tool this turn.
     pub visible: bool,
+    /// The links, in order.
     pub steps: Vec<Step>,
 }
 
 impl Registry {
+    /// Walks the chain for `tool` and `agent`, resolving a real turn for `req` (and
+    /// ending it).
     pub async fn doctor(&self, agent: &str, tool: &str, req: &TurnRequest) -> Diagnosis {
         let mut steps = Vec::new();
         let mut step = |ok, check, detail: String| steps.push(Step { ok, check, detail });
@@ -45,7 +59,7 @@ impl Registry {
                 sources.push(GrantSource::ToolSet(entry.set.id.clone()));
             }
         }
-        for server in self.mcp_servers() {
+        for server in self.external_sources() {
             if tool.starts_with(&format!("{}__", server.name())) {
                 sources.push(GrantSource::McpServer(server.name().to_string()));
             }
@@ -179,16 +193,16 @@ impl Registry {
         let mut out = Vec::new();
         for entry in self.tool_sets() {
             let own = |name: &str| match &entry.set.tools {
-                crate::toolset::Tools::Static(map) => map
+                Tools::Static(map) => map
                     .iter()
                     .find(|(k, _)| *k == name)
                     .and_then(|(_, t)| t.icon().map(str::to_string)),
-                crate::toolset::Tools::Factory(_) => None,
+                Tools::Factory(_) => None,
             };
             for name in entry.set.known_tools() {
                 let own = own(&name);
                 let (_, via) = self.icons.resolve(&name, own.as_deref(), &entry.set.id);
-                if via == crate::icons::IconSource::Wrench {
+                if via == IconSource::Wrench {
                     out.push((name, entry.set.id.clone()));
                 }
             }

@@ -30,7 +30,7 @@ use toolhost_catalog::Catalog;
 use crate::context::TurnContext;
 use crate::error::BootError;
 use crate::names::{is_valid_set_id, to_kebab_case};
-use crate::registry::Owner;
+use crate::owner::Owner;
 use crate::tool::{Tool, ToolMap};
 use crate::toolset::{FactoryFuture, ToolFactory, ToolSet, Tools};
 
@@ -45,7 +45,7 @@ struct Manifest {
     category: Option<String>,
     description: Option<String>,
     icon: Option<String>,
-    #[serde(with = "crate::config::opt_secs")]
+    #[serde(with = "toolhost_spec::seconds::opt_secs")]
     resolve_timeout: Option<Duration>,
     icons: BTreeMap<String, String>,
 }
@@ -61,10 +61,7 @@ pub fn root_sets(catalog: &Arc<RwLock<Catalog>>) -> Result<Vec<(ToolSet, Owner)>
         let owner = Owner::Folder {
             root: root.path.clone(),
         };
-        let manifest = read_manifest(&root.path).map_err(|message| BootError::Invalid {
-            owner: owner.clone(),
-            message,
-        })?;
+        let manifest = read_manifest(&root.path, &owner)?;
         let dir_name = root
             .path
             .file_name()
@@ -109,14 +106,24 @@ fn default_id(path: &Path, dir_name: &str) -> String {
     if id.is_empty() { "tools".into() } else { id }
 }
 
-fn read_manifest(root: &Path) -> Result<Manifest, String> {
+fn read_manifest(root: &Path, owner: &Owner) -> Result<Manifest, BootError> {
     let path = root.join(MANIFEST);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Manifest::default()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => {
+            return Err(BootError::ReadManifest {
+                owner: owner.clone(),
+                path,
+                source,
+            });
+        }
     };
-    toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))
+    toml::from_str(&text).map_err(|e| BootError::Manifest {
+        owner: owner.clone(),
+        message: e.message().to_string(),
+        path,
+    })
 }
 
 struct RootTools {

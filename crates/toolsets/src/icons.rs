@@ -5,8 +5,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::registry::SetEntry;
-use crate::toolset::Tools;
+use crate::toolset::{ToolSet, Tools};
 
 /// The fallback icon.
 pub const WRENCH: &str = "wrench";
@@ -18,14 +17,17 @@ pub enum IconSource {
     /// The tool's own override.
     Override,
     /// The tool maps to this set, whose icon it takes.
-    ToolSet { set: String },
+    ToolSet {
+        /// The set's id.
+        set: String,
+    },
     /// Nothing maps.
     Wrench,
 }
 
 /// The three maps, built at boot from every registered set.
 #[derive(Debug, Default)]
-pub struct IconMaps {
+pub(crate) struct IconMaps {
     overrides: HashMap<String, String>,
     tool_to_set: HashMap<String, String>,
     set_to_icon: HashMap<String, String>,
@@ -34,10 +36,9 @@ pub struct IconMaps {
 impl IconMaps {
     /// Sets in registration order: a tool in several sets maps to the first that lists
     /// it (its owner, as a rule); a tool with its own icon becomes an override.
-    pub(crate) fn build<'a>(sets: impl Iterator<Item = &'a std::sync::Arc<SetEntry>>) -> IconMaps {
+    pub(crate) fn build<'a>(sets: impl Iterator<Item = &'a ToolSet>) -> IconMaps {
         let mut maps = IconMaps::default();
-        for entry in sets {
-            let set = &entry.set;
+        for set in sets {
             if let Some(icon) = &set.icon {
                 maps.set_to_icon.insert(set.id.clone(), icon.clone());
             }
@@ -61,8 +62,9 @@ impl IconMaps {
     }
 
     /// The icon of tool `name` supplied by set `supplier` (used when no map names the
-    /// tool: dynamic tools such as an MCP server's take their supplier's icon).
-    pub fn resolve<'a>(
+    /// tool: dynamic tools such as an MCP server's take their supplier's icon), and which
+    /// rung of the chain gave it. `own` is the tool's own override.
+    pub(crate) fn resolve<'a>(
         &'a self,
         name: &str,
         own: Option<&'a str>,
@@ -87,7 +89,7 @@ impl IconMaps {
         }
     }
 
-    /// Adds a set's icon after boot (MCP servers).
+    /// Adds a set's icon after the sets' (external sources).
     pub(crate) fn set_icon(&mut self, set: &str, icon: &str) {
         self.set_to_icon.insert(set.into(), icon.into());
     }

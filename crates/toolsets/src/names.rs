@@ -7,7 +7,7 @@ pub const TOOL_NAME_RULE: &str = "^[a-zA-Z0-9_-]{1,64}$";
 
 /// A tool-set id: kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`), at most 64 characters. Agents
 /// persist granted ids, so they are stable identifiers, checked strictly at boot.
-pub fn is_valid_set_id(id: &str) -> bool {
+pub(crate) fn is_valid_set_id(id: &str) -> bool {
     (1..=64).contains(&id.len())
         && !id.starts_with('-')
         && !id.ends_with('-')
@@ -18,7 +18,7 @@ pub fn is_valid_set_id(id: &str) -> bool {
 }
 
 /// Best-effort kebab-case spelling, for defaults (folder roots) and suggestions.
-pub fn to_kebab_case(s: &str) -> String {
+pub(crate) fn to_kebab_case(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut prev_lower = false;
     for c in s.chars() {

@@ -18,13 +18,16 @@ use crate::tool::{Annotations, Tool};
 /// Why a native tool failed; the model reads the message and can recover.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
+    /// The arguments do not fit (beyond what the schema says).
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
     /// The tool declined on purpose (a policy said no).
     #[error("refused: {0}")]
     Refused(String),
+    /// Something went wrong doing the work.
     #[error("{0}")]
     Failed(String),
+    /// The caller cancelled the call.
     #[error("cancelled")]
     Cancelled,
 }
@@ -32,7 +35,7 @@ pub enum ToolError {
 type Output = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
 
 /// A native tool whose arguments are `A`.
-pub struct TypedTool<A, F> {
+pub(crate) struct TypedTool<A, F> {
     name: String,
     description: String,
     schema: Value,
@@ -64,7 +67,7 @@ where
 
 /// The JSON Schema of `A`, with sub-schemas inlined (models read them more reliably
 /// than `$ref`s) and without the `$schema`/`title` noise.
-pub fn schema_for<A: JsonSchema>() -> Value {
+fn schema_for<A: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.inline_subschemas = true)
         .into_generator();

@@ -1,9 +1,8 @@
-//! Boot: load the gated core plugins, collect every tool set (plugins, folder roots) under
-//! one id space, and check it all strictly. A [`Registry`] is what turns resolve against.
+//! Boot: load the gated core plugins, collect every tool set (plugins, folder roots) and
+//! the external sources under one id space, and check it all strictly. A [`Registry`] is
+//! what turns resolve against.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -11,45 +10,35 @@ use serde_json::Value;
 
 use crate::config::ToolsetsConfig;
 use crate::error::BootError;
+use crate::external::ExternalSource;
 use crate::icons::IconMaps;
-use crate::mcp::McpSource;
 use crate::names::{is_valid_set_id, is_valid_tool_name};
+use crate::owner::Owner;
 use crate::plugin::{CorePlugins, Gating, MIN_PLUGIN_API_VERSION, PLUGIN_API_VERSION, Plugin};
 use crate::toolset::{ToolSet, Tools};
 
-/// Where a tool set comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Owner {
-    Plugin { name: String },
-    Folder { root: PathBuf },
-    McpServer { name: String },
-}
-
-impl fmt::Display for Owner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Owner::Plugin { name } => write!(f, "plugin `{name}`"),
-            Owner::Folder { root } => write!(f, "tool root {}", root.display()),
-            Owner::McpServer { name } => write!(f, "MCP server `{name}`"),
-        }
-    }
-}
-
 /// A registered tool set and who contributed it.
 pub struct SetEntry {
+    /// The set.
     pub set: ToolSet,
+    /// Who contributed it.
     pub owner: Owner,
 }
 
 /// A plugin as `toolhost plugins` shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct PluginInfo {
+    /// The plugin's name.
     pub name: String,
+    /// Its version (unknown when it was not loaded).
     pub version: Option<String>,
+    /// The plugin API version it targets (unknown when it was not loaded).
     pub api_version: Option<u32>,
+    /// Where it comes from (`core`).
     pub origin: &'static str,
+    /// How it came to be loaded, or not.
     pub gating: Gating,
+    /// The ids of the sets it contributes.
     pub tool_sets: Vec<String>,
 }
 
@@ -58,17 +47,20 @@ pub struct PluginInfo {
 pub struct BootOptions {
     /// The value of `TOOLHOST_PLUGINS` (comma-separated plugin names).
     pub enabled: Option<String>,
-    /// `[agents]`, `[mcp_servers]`, `[plugins.NAME]`, `[turns]`, `[tool_sets]`.
+    /// `[agents]`, `[plugins.NAME]`, `[turns]`, `[tool_sets]`.
     pub config: ToolsetsConfig,
     /// Tool sets that are not plugin contributions: the tool roots'.
     pub extra_sets: Vec<(ToolSet, Owner)>,
+    /// External sources, already built and checked by their own crate (the MCP servers
+    /// of `[mcp_servers]`): granted by name, listed per turn.
+    pub external: Vec<Arc<dyn ExternalSource>>,
 }
 
-/// Every tool set known after boot, the loaded plugins, icons and MCP sources.
+/// Every tool set known after boot, the loaded plugins, icons and external sources.
 pub struct Registry {
     pub(crate) plugins: Vec<PluginInfo>,
     pub(crate) sets: BTreeMap<String, Arc<SetEntry>>,
-    pub(crate) mcp: BTreeMap<String, Arc<McpSource>>,
+    pub(crate) external: BTreeMap<String, Arc<dyn ExternalSource>>,
     pub(crate) icons: IconMaps,
     pub(crate) config: ToolsetsConfig,
     pub(crate) core: CorePlugins,
@@ -104,7 +96,7 @@ impl Registry {
         let mut plugins = Vec::new();
         let mut sets: BTreeMap<String, Arc<SetEntry>> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
-        for (name, load) in core.loaders.iter().copied() {
+        for (name, load) in core.loaders() {
             let gating = if core.is_always_on(name) {
                 Gating::AlwaysOn
             } else if listed.iter().any(|l| l == name) {
@@ -126,9 +118,9 @@ impl Registry {
                 .get(name)
                 .cloned()
                 .unwrap_or(Value::Null);
-            let plugin = load(&settings).map_err(|message| BootError::Load {
+            let plugin = load(&settings).map_err(|source| BootError::Load {
                 plugin: name.into(),
-                message,
+                source,
             })?;
             check_plugin(name, &plugin)?;
             let owner = Owner::Plugin {
@@ -157,59 +149,66 @@ impl Registry {
                 entry.set.resolve_timeout = Some(t);
             }
         }
-        let mut mcp = BTreeMap::new();
-        for (name, server) in &options.config.mcp_servers {
-            let source =
-                McpSource::new(name, server.clone()).map_err(|message| BootError::Invalid {
-                    owner: Owner::McpServer { name: name.clone() },
-                    message,
-                })?;
-            mcp.insert(name.clone(), Arc::new(source));
+        let mut external: BTreeMap<String, Arc<dyn ExternalSource>> = BTreeMap::new();
+        for source in options.external {
+            let name = source.name().to_string();
+            if external.contains_key(&name) {
+                return Err(BootError::DuplicateSource {
+                    owner: Owner::McpServer { name },
+                });
+            }
+            external.insert(name, source);
         }
-        let mut icons = IconMaps::build(order.iter().filter_map(|id| sets.get(id)));
-        for (name, server) in &options.config.mcp_servers {
-            if let Some(icon) = &server.icon {
+        let mut icons = IconMaps::build(
+            order
+                .iter()
+                .filter_map(|id| sets.get(id))
+                .map(|entry| &entry.set),
+        );
+        for (name, source) in &external {
+            if let Some(icon) = source.icon() {
                 icons.set_icon(name, icon);
             }
         }
         Ok(Registry {
             plugins,
             sets,
-            mcp,
+            external,
             icons,
             config: options.config,
             core,
         })
     }
 
+    /// Every plugin of the loader map, loaded or not, in map order.
     pub fn plugins(&self) -> &[PluginInfo] {
         &self.plugins
     }
 
+    /// Every registered tool set, by id.
     pub fn tool_sets(&self) -> impl Iterator<Item = &SetEntry> {
         self.sets.values().map(|e| &**e)
     }
 
+    /// The tool set `id`.
     pub fn tool_set(&self, id: &str) -> Option<&SetEntry> {
         self.sets.get(id).map(|e| &**e)
     }
 
-    pub fn mcp_servers(&self) -> impl Iterator<Item = &McpSource> {
-        self.mcp.values().map(|s| &**s)
+    /// The external sources (MCP servers), by name.
+    pub fn external_sources(&self) -> impl Iterator<Item = &dyn ExternalSource> {
+        self.external.values().map(|s| &**s)
     }
 
-    /// Closes every MCP server connection (stdio servers are shut down and their process
-    /// groups killed). Call it before the Tokio runtime goes away.
+    /// Shuts every external source down (an MCP server's connection is closed, a stdio
+    /// server's process group killed). Call it before the Tokio runtime goes away.
     pub async fn shutdown(&self) {
-        futures::future::join_all(self.mcp.values().map(|s| s.disconnect())).await;
+        futures::future::join_all(self.external.values().map(|s| s.shutdown())).await;
     }
 
+    /// The tool-set sections of `toolhost.toml` it was booted with.
     pub fn config(&self) -> &ToolsetsConfig {
         &self.config
-    }
-
-    pub fn icons(&self) -> &IconMaps {
-        &self.icons
     }
 
     /// Loads the plugins that gating left out and returns the first `(plugin, set id)`

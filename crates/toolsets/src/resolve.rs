@@ -17,17 +17,20 @@ use toolhost_runtime::{Call, Runtime, Target, ToolRef, UserSpace};
 
 use crate::config::{Grant, GrantSource, Layer};
 use crate::context::{CloseReport, Closers, TurnContext, TurnRequest};
+use crate::external::Listing;
 use crate::icons::IconSource;
 use crate::names::{TOOL_NAME_RULE, is_valid_tool_name};
-use crate::registry::{Owner, Registry, SetEntry};
+use crate::owner::Owner;
+use crate::registry::{Registry, SetEntry};
 use crate::tool::{Annotations, Tool, ToolMap};
-use crate::toolset::Tools;
+use crate::toolset::{FactoryError, Tools};
 
 /// Something that cost tools this turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Warning {
     /// The grant's source: `tool set `x`` or `MCP server `y``.
     pub source: String,
+    /// What happened.
     pub message: String,
 }
 
@@ -36,7 +39,9 @@ pub struct Warning {
 pub struct Claim {
     /// The tool set (an MCP server's set is named after the server).
     pub set: String,
+    /// Who contributed the set.
     pub owner: Owner,
+    /// The grant's layer.
     pub layer: Layer,
     /// Position of the grant in the agent's list.
     pub grant: usize,
@@ -45,35 +50,46 @@ pub struct Claim {
 /// Two different tools claimed one name; the winner is what the model sees.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Collision {
+    /// The name.
     pub name: String,
+    /// The claim the model sees.
     pub winner: Claim,
+    /// The claim it replaced.
     pub shadowed: Claim,
 }
 
 /// A tool a grant's allow or deny list kept out (for `doctor`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Excluded {
+    /// The tool's name.
     pub name: String,
+    /// The set it came from.
     pub set: String,
+    /// Which list kept it out.
     pub reason: String,
 }
 
 /// One tool of the turn, callable through the runtime's one call path.
 #[derive(Clone, Serialize)]
 pub struct ResolvedTool {
+    /// The name the model sees.
     pub name: String,
+    /// Who claimed the name.
     #[serde(flatten)]
     pub claim: Claim,
     /// Other sets that supplied this same tool under this name (de-duplicated).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_in: Vec<String>,
+    /// Its Lucide icon.
     pub icon: String,
+    /// Which rung of the icon chain gave it.
     pub icon_source: IconSource,
     #[serde(skip)]
     tool: Tool,
 }
 
 impl ResolvedTool {
+    /// The tool itself.
     pub fn tool(&self) -> &Tool {
         &self.tool
     }
@@ -87,14 +103,17 @@ impl ResolvedTool {
         }
     }
 
+    /// What the model reads about it.
     pub fn description(&self) -> String {
         self.tool.description()
     }
 
+    /// The JSON Schema of its arguments.
     pub fn input_schema(&self) -> Value {
         self.tool.input_schema()
     }
 
+    /// Its hints and deadline.
     pub fn annotations(&self) -> &Annotations {
         self.tool.annotations()
     }
@@ -118,11 +137,15 @@ impl ResolvedTool {
 /// in the background.
 #[derive(Serialize)]
 pub struct Turn {
+    /// The agent it was resolved for.
     pub agent: String,
     /// Sorted by name.
     pub tools: Vec<ResolvedTool>,
+    /// What cost tools this turn.
     pub warnings: Vec<Warning>,
+    /// Names two different tools claimed.
     pub collisions: Vec<Collision>,
+    /// Tools the grants' allow and deny lists kept out.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub excluded: Vec<Excluded>,
     #[serde(skip)]
@@ -130,6 +153,7 @@ pub struct Turn {
 }
 
 impl Turn {
+    /// The tool the model sees as `name`.
     pub fn tool(&self, name: &str) -> Option<&ResolvedTool> {
         self.tools
             .binary_search_by(|t| t.name.as_str().cmp(name))
@@ -166,6 +190,7 @@ impl Drop for Turn {
 /// Why a turn could not be resolved at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
+    /// The agent is not in `[agents]`.
     #[error("no agent `{0}` in toolhost.toml ([agents.ID])")]
     UnknownAgent(String),
 }
@@ -175,12 +200,12 @@ enum Source {
     Static(Arc<SetEntry>),
     Factory {
         set: Arc<SetEntry>,
-        task: JoinHandle<Result<Result<ToolMap, String>, tokio::time::error::Elapsed>>,
+        task: JoinHandle<Result<Result<ToolMap, FactoryError>, tokio::time::error::Elapsed>>,
         deadline: Duration,
     },
-    Mcp {
+    External {
         server: String,
-        task: JoinHandle<crate::mcp::Listing>,
+        task: JoinHandle<Listing>,
     },
 }
 
@@ -241,7 +266,7 @@ impl Registry {
                     }
                 }
                 GrantSource::McpServer(name) => {
-                    let Some(source) = self.mcp.get(name) else {
+                    let Some(source) = self.external.get(name) else {
                         warnings.push(Warning {
                             source: grants[i].source.to_string(),
                             message: "no such MCP server in toolhost.toml ([mcp_servers.NAME])"
@@ -252,7 +277,7 @@ impl Registry {
                     let source = Arc::clone(source);
                     started.push((
                         i,
-                        Source::Mcp {
+                        Source::External {
                             server: name.clone(),
                             task: tokio::spawn(async move { source.list().await }),
                         },
@@ -292,10 +317,10 @@ impl Registry {
                         message: format!("{failure}; its tools are left out of this turn"),
                     });
                 }
-                Source::Mcp { server, task } => {
+                Source::External { server, task } => {
                     let listing = match task.await {
                         Ok(l) => l,
-                        Err(e) => crate::mcp::Listing::failed(format!("listing panicked: {e}")),
+                        Err(e) => Listing::failed(format!("listing panicked: {e}")),
                     };
                     if let Some(w) = listing.warning {
                         warnings.push(Warning {

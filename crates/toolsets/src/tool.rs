@@ -12,28 +12,25 @@ use toolhost_runtime::{NativeTool, ToolRef};
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
+    /// It changes nothing.
     #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+    /// Its changes may destroy something.
     #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
     pub destructive: Option<bool>,
+    /// Calling it twice with the same arguments does no more than once.
     #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
     pub idempotent: Option<bool>,
+    /// It reaches outside the host (the web, other services).
     #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
     pub open_world: Option<bool>,
     /// The call's deadline unless the caller gives one (seconds in JSON).
     #[serde(
         rename = "timeoutSecs",
         skip_serializing_if = "Option::is_none",
-        serialize_with = "secs"
+        with = "toolhost_spec::seconds::opt_secs"
     )]
     pub timeout: Option<Duration>,
-}
-
-fn secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-    match d {
-        Some(d) => s.serialize_f64(d.as_secs_f64()),
-        None => s.serialize_none(),
-    }
 }
 
 impl Annotations {
@@ -94,6 +91,7 @@ impl Tool {
         }))
     }
 
+    /// The same tool with `annotations`.
     pub fn annotated(self, annotations: Annotations) -> Tool {
         self.map(|i| i.annotations = annotations)
     }
@@ -128,6 +126,7 @@ impl Tool {
         Tool(Arc::new(inner))
     }
 
+    /// What the runtime calls.
     pub fn target(&self) -> &ToolRef {
         &self.0.target
     }
@@ -137,6 +136,7 @@ impl Tool {
         self.0.target.name()
     }
 
+    /// What the model reads about it.
     pub fn description(&self) -> String {
         match &self.0.target {
             ToolRef::Folder(t) => t.manifest.description.clone(),
@@ -144,6 +144,7 @@ impl Tool {
         }
     }
 
+    /// The JSON Schema of its arguments.
     pub fn input_schema(&self) -> Value {
         match &self.0.target {
             ToolRef::Folder(t) => t.input_schema().clone(),
@@ -151,14 +152,17 @@ impl Tool {
         }
     }
 
+    /// Its hints and deadline.
     pub fn annotations(&self) -> &Annotations {
         &self.0.annotations
     }
 
+    /// Its own icon override.
     pub fn icon(&self) -> Option<&str> {
         self.0.icon.as_deref()
     }
 
+    /// What tells it apart from another tool of the same name.
     pub fn identity(&self) -> &str {
         &self.0.identity
     }
@@ -178,8 +182,10 @@ impl std::fmt::Debug for Tool {
     }
 }
 
-/// A short hash of a description and a schema.
-pub(crate) fn fingerprint(description: &str, schema: &Value) -> String {
+/// A short hash of a description and a schema: part of the identity of a tool built from
+/// a description and schema it was given (an external server's), so that a changed tool
+/// is a different tool.
+pub fn fingerprint(description: &str, schema: &Value) -> String {
     let mut h = blake3::Hasher::new();
     h.update(description.as_bytes());
     h.update(&[0]);
@@ -192,6 +198,7 @@ pub(crate) fn fingerprint(description: &str, schema: &Value) -> String {
 pub struct ToolMap(Vec<(String, Tool)>);
 
 impl ToolMap {
+    /// An empty map.
     pub fn new() -> ToolMap {
         ToolMap::default()
     }
@@ -210,23 +217,28 @@ impl ToolMap {
         self.insert(tool.own_name().to_string(), tool);
     }
 
+    /// The same map with `tool` added under its own name.
     pub fn with(mut self, tool: Tool) -> ToolMap {
         self.add(tool);
         self
     }
 
+    /// `(name, tool)` in the order they were added.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Tool)> {
         self.0.iter().map(|(k, t)| (k.as_str(), t))
     }
 
+    /// The names, in the order they were added.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(k, _)| k.as_str())
     }
 
+    /// How many tools.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// True when it holds no tool.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

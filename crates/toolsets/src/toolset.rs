@@ -14,18 +14,22 @@ use crate::tool::ToolMap;
 pub struct ToolSet {
     /// Kebab-case, checked at boot.
     pub id: String,
+    /// A display name.
     pub name: String,
     /// Groups sets in agent forms ("Utilities", "Web", …).
     pub category: String,
+    /// What the set is for, for agent forms and listings.
     pub description: String,
     /// A Lucide icon name for the set's tools.
     pub icon: Option<String>,
+    /// Its tools.
     pub tools: Tools,
     /// How long a factory may take per turn (default: the `[turns]` setting, 20 s).
     pub resolve_timeout: Option<Duration>,
 }
 
 impl ToolSet {
+    /// A set without an icon or a deadline of its own.
     pub fn new(id: &str, name: &str, category: &str, description: &str, tools: Tools) -> ToolSet {
         ToolSet {
             id: id.into(),
@@ -38,6 +42,7 @@ impl ToolSet {
         }
     }
 
+    /// The same set with a Lucide icon.
     pub fn with_icon(mut self, icon: &str) -> ToolSet {
         self.icon = Some(icon.into());
         self
@@ -55,21 +60,30 @@ impl ToolSet {
 /// A set's tools: fixed, or built per turn against the turn's context.
 #[derive(Clone)]
 pub enum Tools {
+    /// The same tools every turn.
     Static(ToolMap),
+    /// Tools built per turn.
     Factory(Arc<dyn ToolFactory>),
 }
 
 impl Tools {
+    /// Tools built per turn by `f`.
     pub fn factory(f: impl ToolFactory) -> Tools {
         Tools::Factory(Arc::new(f))
     }
 }
 
-pub type FactoryFuture = Pin<Box<dyn Future<Output = Result<ToolMap, String>> + Send>>;
+/// Why a factory could not build its tools this turn: any error (its message becomes the
+/// turn's warning), so a factory can use `?`.
+pub type FactoryError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What [`ToolFactory::tools`] returns.
+pub type FactoryFuture = Pin<Box<dyn Future<Output = Result<ToolMap, FactoryError>> + Send>>;
 
 /// Builds a set's tools for one turn (scoped to a workspace, a user, …). Anything that
 /// needs teardown is registered with [`TurnContext::register_closer`].
 pub trait ToolFactory: Send + Sync + 'static {
+    /// This turn's tools.
     fn tools(&self, ctx: TurnContext) -> FactoryFuture;
 
     /// The names this factory may produce, for listings, icons and `doctor`.
@@ -86,7 +100,7 @@ pub trait ToolFactory: Send + Sync + 'static {
 impl<F, Fut> ToolFactory for F
 where
     F: Fn(TurnContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<ToolMap, String>> + Send + 'static,
+    Fut: Future<Output = Result<ToolMap, FactoryError>> + Send + 'static,
 {
     fn tools(&self, ctx: TurnContext) -> FactoryFuture {
         Box::pin(self(ctx))

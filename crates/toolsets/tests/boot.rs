@@ -5,11 +5,11 @@ mod common;
 
 use common::*;
 use toolhost_toolsets::{
-    BootError, BootOptions, CorePlugins, Gating, Owner, Plugin, PluginSettings, Registry, ToolMap,
-    ToolSet, Tools, ToolsetsConfig,
+    BootError, BootOptions, CorePlugins, Gating, LoadError, Owner, Plugin, PluginSettings,
+    Registry, ToolMap, ToolSet, Tools, ToolsetsConfig,
 };
 
-fn alpha(_: &PluginSettings) -> Result<Plugin, String> {
+fn alpha(_: &PluginSettings) -> Result<Plugin, LoadError> {
     Ok(plugin(
         "alpha",
         vec![set(
@@ -18,7 +18,7 @@ fn alpha(_: &PluginSettings) -> Result<Plugin, String> {
         )],
     ))
 }
-fn beta(_: &PluginSettings) -> Result<Plugin, String> {
+fn beta(_: &PluginSettings) -> Result<Plugin, LoadError> {
     Ok(plugin(
         "beta",
         vec![set(
@@ -27,26 +27,26 @@ fn beta(_: &PluginSettings) -> Result<Plugin, String> {
         )],
     ))
 }
-fn beta_dup(_: &PluginSettings) -> Result<Plugin, String> {
+fn beta_dup(_: &PluginSettings) -> Result<Plugin, LoadError> {
     Ok(plugin(
         "beta",
         vec![set("alpha-tools", ToolMap::new().with(echo("x", "Echo.")))],
     ))
 }
-fn future_api(_: &PluginSettings) -> Result<Plugin, String> {
+fn future_api(_: &PluginSettings) -> Result<Plugin, LoadError> {
     let mut p = plugin("future", vec![]);
     p.api_version = 99;
     Ok(p)
 }
-fn ancient_api(_: &PluginSettings) -> Result<Plugin, String> {
+fn ancient_api(_: &PluginSettings) -> Result<Plugin, LoadError> {
     let mut p = plugin("ancient", vec![]);
     p.api_version = 0;
     Ok(p)
 }
-fn bad_id(_: &PluginSettings) -> Result<Plugin, String> {
+fn bad_id(_: &PluginSettings) -> Result<Plugin, LoadError> {
     Ok(plugin("badid", vec![set("Bad_Id", ToolMap::new())]))
 }
-fn bad_tool(_: &PluginSettings) -> Result<Plugin, String> {
+fn bad_tool(_: &PluginSettings) -> Result<Plugin, LoadError> {
     Ok(plugin(
         "badtool",
         vec![set(
@@ -55,20 +55,20 @@ fn bad_tool(_: &PluginSettings) -> Result<Plugin, String> {
         )],
     ))
 }
-fn long_tool(_: &PluginSettings) -> Result<Plugin, String> {
+fn long_tool(_: &PluginSettings) -> Result<Plugin, LoadError> {
     let name = "n".repeat(65);
     Ok(plugin(
         "longtool",
         vec![set("ok-id", ToolMap::new().with(echo(&name, "Echo.")))],
     ))
 }
-fn failing(_: &PluginSettings) -> Result<Plugin, String> {
+fn failing(_: &PluginSettings) -> Result<Plugin, LoadError> {
     Err("the database is not configured".into())
 }
-fn misnamed(_: &PluginSettings) -> Result<Plugin, String> {
+fn misnamed(_: &PluginSettings) -> Result<Plugin, LoadError> {
     Ok(plugin("something-else", vec![]))
 }
-fn settings_echo(s: &PluginSettings) -> Result<Plugin, String> {
+fn settings_echo(s: &PluginSettings) -> Result<Plugin, LoadError> {
     let id = s["set_id"].as_str().unwrap_or("default-id").to_string();
     Ok(plugin("configured", vec![set(&id, ToolMap::new())]))
 }
@@ -250,20 +250,30 @@ fn settings_reach_the_plugin_and_unknown_sections_fail() {
     assert!(e.contains("[plugins.nope]"), "{e}");
 }
 
+#[derive(serde::Deserialize, Default, Debug, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+struct Typed {
+    set_id: String,
+    #[serde(with = "toolhost_spec::seconds::secs")]
+    timeout: std::time::Duration,
+}
+
 #[test]
-fn the_builtin_map_boots_and_every_native_field_is_described() {
-    let core = CorePlugins::builtin();
-    let gated: Vec<&str> = core.names().filter(|n| !core.is_always_on(n)).collect();
-    assert!(!gated.is_empty());
-    let r = boot(core.clone(), Some(&gated.join(","))).unwrap();
-    assert!(r.tool_set("web").is_some());
-    for entry in r.tool_sets() {
-        if let Tools::Static(map) = &entry.set.tools {
-            for (name, tool) in map.iter() {
-                let missing = toolhost_toolsets::undescribed_properties(&tool.input_schema());
-                assert!(missing.is_empty(), "{name}: no description for {missing:?}");
-                assert!(!tool.description().is_empty(), "{name}");
-            }
-        }
-    }
+fn typed_settings_default_when_absent_and_name_the_section_when_wrong() {
+    let absent: Typed = toolhost_toolsets::settings("typed", &serde_json::Value::Null).unwrap();
+    assert_eq!(absent, Typed::default());
+    let given: Typed =
+        toolhost_toolsets::settings("typed", &serde_json::json!({"set_id": "x", "timeout": 1.5}))
+            .unwrap();
+    assert_eq!(given.timeout, std::time::Duration::from_millis(1500));
+    let e =
+        toolhost_toolsets::settings::<Typed>("typed", &serde_json::json!({"nope": 1})).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("[plugins.typed]: unknown field `nope`"),
+        "{e}"
+    );
+    let e = toolhost_toolsets::settings::<Typed>("typed", &serde_json::json!({"timeout": -1}))
+        .unwrap_err();
+    assert!(e.to_string().contains("non-negative"), "{e}");
 }

@@ -141,7 +141,7 @@ async fn a_failing_slow_or_panicking_factory_costs_only_its_tools() {
     });
     slow.resolve_timeout = Some(Duration::from_millis(50));
     let failing = factory_set("failing", |_ctx: TurnContext| async move {
-        Err("backend down".to_string())
+        Err("backend down".into())
     });
     let panicking = factory_set("panicking", |_ctx: TurnContext| async move {
         if true {
@@ -378,7 +378,7 @@ async fn closers_run_concurrently_at_turn_end_under_one_deadline() {
                             tokio::time::sleep(Duration::from_secs(3600)).await;
                             Ok(())
                         }
-                        _ => Err("could not release the lock".to_string()),
+                        _ => Err("could not release the lock".into()),
                     }
                 });
                 Ok(ToolMap::new())

@@ -67,10 +67,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         plugins: registry.plugins(),
         tool_sets: registry.tool_sets().map(view).collect(),
         mcp_servers: registry
-            .mcp_servers()
+            .external_sources()
             .map(|s| ServerView {
                 name: s.name().to_string(),
-                transport: s.transport_description(),
+                transport: s.transport(),
             })
             .collect(),
     };

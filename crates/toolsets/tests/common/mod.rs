@@ -55,6 +55,7 @@ pub fn boot_with(core: CorePlugins, config: ToolsetsConfig, extra: Vec<ToolSet>)
                     )
                 })
                 .collect(),
+            external: Vec::new(),
         },
     )
     .unwrap()

@@ -5,26 +5,26 @@
 type Rule = (bool, String);
 
 #[derive(Debug, Clone, Default)]
-pub struct Robots {
+pub(crate) struct Robots {
     /// The rules of the group that applies to us.
     rules: Vec<Rule>,
 }
 
 impl Robots {
     /// Everything allowed (no robots.txt, or a 4xx for it).
-    pub fn allow_all() -> Robots {
+    pub(crate) fn allow_all() -> Robots {
         Robots::default()
     }
 
     /// Everything disallowed (robots.txt unreachable: RFC 9309 says assume the worst).
-    pub fn disallow_all() -> Robots {
+    pub(crate) fn disallow_all() -> Robots {
         Robots {
             rules: vec![(false, "/".into())],
         }
     }
 
     /// `agent` is our product token, e.g. "Toolhost".
-    pub fn parse(text: &str, agent: &str) -> Robots {
+    pub(crate) fn parse(text: &str, agent: &str) -> Robots {
         let agent = agent.to_ascii_lowercase();
         let mut groups: Vec<(Vec<String>, Vec<Rule>)> = Vec::new();
         let mut in_agents = false;
@@ -75,7 +75,7 @@ impl Robots {
     }
 
     /// Whether `path` (path and query) may be fetched.
-    pub fn allows(&self, path: &str) -> bool {
+    pub(crate) fn allows(&self, path: &str) -> bool {
         let mut best: Option<(usize, bool)> = None;
         for (allow, pattern) in &self.rules {
             if matches(pattern, path) {

@@ -6,19 +6,24 @@
 //!   100 ms each (goal: within 5 ms of the slowest server, since they resolve concurrently).
 //!   The baseline, measured in the same run, is a turn granting only the slowest server.
 //!
-//! Run: `cargo bench -p toolhost-toolsets --bench resolve` (needs `scripts/test`'s npm
-//! install of the TypeScript SDK in `crates/toolsets/tests/mcp-servers`).
+//! It lives with the MCP client because the servers' part needs it; the 1,000-tool part
+//! is the framework's alone.
+//!
+//! Run: `cargo bench -p toolhost-mcp-client --bench resolve` (needs `scripts/test`'s npm
+//! install of the TypeScript SDK in `crates/mcp-client/tests/mcp-servers`).
 #![allow(clippy::unwrap_used)]
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use toolhost_mcp_client::McpServerConfig;
 use toolhost_toolsets::{
-    AgentConfig, Annotations, BootOptions, CorePlugins, Grant, McpServerConfig, Owner, Registry,
-    ToolMap, ToolSet, Tools, ToolsetsConfig, TurnRequest, typed_tool,
+    AgentConfig, Annotations, BootOptions, CorePlugins, Grant, Owner, Registry, ToolMap, ToolSet,
+    Tools, ToolsetsConfig, TurnRequest, typed_tool,
 };
 
 #[derive(Deserialize, JsonSchema)]
@@ -108,10 +113,11 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         let mut config = ToolsetsConfig::default();
+        let mut servers = BTreeMap::new();
         let set_grants: Vec<Grant> = (0..50).map(|s| Grant::tool_set(&format!("set-{s}"))).collect();
         let mut with_mcp = set_grants.clone();
         for (name, delay) in [("m1", 100), ("m2", 100), ("m3", 100)] {
-            config.mcp_servers.insert(name.into(), server(delay));
+            servers.insert(name.to_string(), server(delay));
             with_mcp.push(Grant::mcp_server(name));
         }
         config.agents.insert("sets".into(), AgentConfig { name: None, grants: set_grants });
@@ -122,6 +128,7 @@ fn main() {
             BootOptions {
                 config,
                 extra_sets: sets(),
+                external: toolhost_mcp_client::sources(&servers).unwrap(),
                 ..BootOptions::default()
             },
         )

@@ -14,15 +14,16 @@ use toolhost_netpolicy::{Kind, Reach};
 use url::{Host, Url};
 
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Egress {
-    pub allow_private: bool,
+pub(crate) struct Egress {
+    /// Private networks may be reached.
+    pub(crate) allow_private: bool,
     /// For tests and local development only.
-    pub allow_loopback: bool,
+    pub(crate) allow_loopback: bool,
 }
 
 impl Egress {
     /// Checks scheme and, when the host is an IP literal, the address.
-    pub fn check_url(&self, url: &Url) -> Result<(), String> {
+    pub(crate) fn check_url(&self, url: &Url) -> Result<(), String> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(format!(
                 "refused: only http and https URLs can be fetched, not {}:",
@@ -37,7 +38,7 @@ impl Egress {
         }
     }
 
-    pub fn check_ip(&self, ip: IpAddr) -> Result<(), String> {
+    pub(crate) fn check_ip(&self, ip: IpAddr) -> Result<(), String> {
         let reach = Reach {
             host: self.allow_loopback,
             private: self.allow_private,
@@ -58,7 +59,7 @@ impl Egress {
     }
 
     /// Resolves `host` and keeps the addresses that pass; none passing is an error.
-    pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+    pub(crate) async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
         let found: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
             .await
             .map_err(|e| format!("cannot resolve {host}: {e}"))?

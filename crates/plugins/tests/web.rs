@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolhost_runtime::{Runtime, RuntimeConfig, ToolEnv, ToolResult, UserSpace};
-use toolhost_toolsets::{BootOptions, CorePlugins, Grant, Registry, ToolsetsConfig, TurnRequest};
+use toolhost_toolsets::{BootOptions, Grant, Registry, ToolsetsConfig, TurnRequest};
 
 /// A small HTTP/1.1 server: one response per connection, chosen by path.
 async fn serve() -> SocketAddr {
@@ -116,11 +116,11 @@ fn web(settings: Value) -> Web {
         },
     );
     let registry = Registry::boot(
-        CorePlugins::builtin(),
+        toolhost_plugins::builtin(),
         BootOptions {
             enabled: Some("web".into()),
             config,
-            extra_sets: Vec::new(),
+            ..BootOptions::default()
         },
     )
     .unwrap();
@@ -269,11 +269,11 @@ fn bad_settings_fail_boot_naming_the_plugin() {
         .plugins
         .insert("web".into(), json!({"allow_everything": true}));
     let e = Registry::boot(
-        CorePlugins::builtin(),
+        toolhost_plugins::builtin(),
         BootOptions {
             enabled: Some("web".into()),
             config,
-            extra_sets: Vec::new(),
+            ..BootOptions::default()
         },
     )
     .err()

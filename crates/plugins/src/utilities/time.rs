@@ -8,8 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::native::{ToolError, typed_tool};
-use crate::tool::{Annotations, Tool};
+use toolhost_toolsets::{Annotations, Tool, ToolError, typed_tool};
 
 #[derive(Deserialize, JsonSchema)]
 struct CurrentTimeArgs {
@@ -29,7 +28,7 @@ struct ConvertArgs {
     to_timezone: String,
 }
 
-pub fn current_time() -> Tool {
+pub(crate) fn current_time() -> Tool {
     typed_tool(
         "get_current_time",
         "Get the current date and time, in UTC or in a given IANA time zone.",
@@ -44,7 +43,7 @@ pub fn current_time() -> Tool {
     )
 }
 
-pub fn convert_timezone() -> Tool {
+pub(crate) fn convert_timezone() -> Tool {
     typed_tool(
         "convert_timezone",
         "Convert a date and time from one IANA time zone to another (daylight saving time included).",

@@ -3,15 +3,17 @@
 //! child of its own) and one that exits at start.
 #![allow(clippy::unwrap_used)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
 use serde_json::json;
+use toolhost_mcp_client::{McpServerConfig, Problem};
 use toolhost_runtime::{CallEvent, Runtime, RuntimeConfig, ToolEnv, UserSpace};
 use toolhost_toolsets::{
-    AgentConfig, BootOptions, CorePlugins, Grant, McpServerConfig, Registry, ToolsetsConfig,
-    TurnRequest,
+    AgentConfig, Annotations, BootOptions, CorePlugins, Grant, Owner, Registry, ToolMap, ToolSet,
+    Tools, ToolsetsConfig, TurnRequest, typed_tool,
 };
 
 fn servers_dir() -> PathBuf {
@@ -115,21 +117,55 @@ async fn gone(pid: u32) -> bool {
 }
 
 fn registry(servers: Vec<(&str, McpServerConfig)>, grants: Vec<Grant>) -> Registry {
+    let servers: BTreeMap<String, McpServerConfig> = servers
+        .into_iter()
+        .map(|(name, s)| (name.to_string(), s))
+        .collect();
     let mut config = ToolsetsConfig::default();
-    for (name, s) in servers {
-        config.mcp_servers.insert(name.into(), s);
-    }
     config
         .agents
         .insert("a".into(), AgentConfig { name: None, grants });
     Registry::boot(
-        CorePlugins::builtin(),
+        CorePlugins::new(),
         BootOptions {
             config,
+            extra_sets: vec![local_set()],
+            external: toolhost_mcp_client::sources(&servers).unwrap(),
             ..BootOptions::default()
         },
     )
     .unwrap()
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// The text to echo back.
+    text: String,
+}
+
+/// The tool set `local` (`local_a`, `local_b`): native tools granted beside the servers.
+fn local_set() -> (ToolSet, Owner) {
+    let echo = |name: &str| {
+        typed_tool(
+            name,
+            "Echo.",
+            Annotations::read_only(),
+            |a: EchoArgs, _ctx| async move { Ok(json!({ "echo": a.text })) },
+        )
+    };
+    let tools = ToolMap::new().with(echo("local_a")).with(echo("local_b"));
+    (
+        ToolSet::new(
+            "local",
+            "Local",
+            "Tests",
+            "native tools",
+            Tools::Static(tools),
+        ),
+        Owner::Plugin {
+            name: "tests".into(),
+        },
+    )
 }
 
 fn runtime(dir: &Path) -> Runtime {
@@ -181,7 +217,7 @@ async fn real_servers_become_tool_sets_and_broken_ones_cost_only_their_tools() {
             Grant::mcp_server("py"),
             Grant::mcp_server("hang"),
             Grant::mcp_server("dead"),
-            Grant::tool_set("time"),
+            Grant::tool_set("local"),
         ],
     );
     let turn = r.resolve("a", &TurnRequest::default()).await.unwrap();
@@ -189,8 +225,8 @@ async fn real_servers_become_tool_sets_and_broken_ones_cost_only_their_tools() {
     assert_eq!(
         names,
         [
-            "convert_timezone",
-            "get_current_time",
+            "local_a",
+            "local_b",
             "py__greet",
             "py__multiply",
             "ts__add",
@@ -345,10 +381,10 @@ async fn a_wrong_bearer_token_costs_the_servers_tools() {
                 ..McpServerConfig::default()
             },
         )],
-        vec![Grant::mcp_server("py"), Grant::tool_set("units")],
+        vec![Grant::mcp_server("py"), Grant::tool_set("local")],
     );
     let turn = r.resolve("a", &TurnRequest::default()).await.unwrap();
-    assert_eq!(turn.tools.len(), 4, "only the units");
+    assert_eq!(turn.tools.len(), 2, "only the local set");
     assert!(
         turn.warnings[0].message.contains("left out"),
         "{:?}",
@@ -380,28 +416,72 @@ async fn dropping_the_registry_kills_a_stdio_servers_process_group() {
 }
 
 #[test]
-fn bad_server_configuration_fails_boot_naming_the_server() {
-    let mut config = ToolsetsConfig::default();
-    config.mcp_servers.insert(
-        "both".into(),
+fn bad_server_configuration_is_a_typed_error_naming_the_server() {
+    let cases = [
+        (
+            "both",
+            McpServerConfig {
+                command: vec!["x".into()],
+                url: Some("http://127.0.0.1:1/mcp".into()),
+                ..McpServerConfig::default()
+            },
+        ),
+        ("neither", McpServerConfig::default()),
+        (
+            "ftp",
+            McpServerConfig {
+                url: Some("ftp://127.0.0.1/mcp".into()),
+                ..McpServerConfig::default()
+            },
+        ),
+        (
+            "bad__name",
+            McpServerConfig {
+                command: vec!["x".into()],
+                ..McpServerConfig::default()
+            },
+        ),
+        (
+            "env",
+            McpServerConfig {
+                url: Some("http://127.0.0.1:1/mcp".into()),
+                bearer_token_env: Some("TOOLHOST_TEST_NO_SUCH_VARIABLE".into()),
+                ..McpServerConfig::default()
+            },
+        ),
+    ];
+    for (name, config) in cases {
+        let servers = BTreeMap::from([(name.to_string(), config)]);
+        let e = toolhost_mcp_client::sources(&servers).err().unwrap();
+        assert_eq!(e.server, name);
+        let expected = match name {
+            "both" => matches!(e.problem, Problem::BothTransports),
+            "neither" => matches!(e.problem, Problem::NoTransport),
+            "ftp" => matches!(e.problem, Problem::NotHttp),
+            "bad__name" => matches!(e.problem, Problem::InvalidName),
+            _ => {
+                matches!(e.problem, Problem::BearerTokenUnset(ref v) if v == "TOOLHOST_TEST_NO_SUCH_VARIABLE")
+            }
+        };
+        assert!(expected, "{name}: {e}");
+        assert!(
+            e.to_string().starts_with(&format!("MCP server `{name}`: ")),
+            "{e}"
+        );
+    }
+    let e = toolhost_mcp_client::sources(&BTreeMap::from([(
+        "both".to_string(),
         McpServerConfig {
             command: vec!["x".into()],
             url: Some("http://127.0.0.1:1/mcp".into()),
             ..McpServerConfig::default()
         },
-    );
-    let e = Registry::boot(
-        CorePlugins::builtin(),
-        BootOptions {
-            config,
-            ..BootOptions::default()
-        },
-    )
+    )]))
     .err()
-    .unwrap()
-    .to_string();
+    .unwrap();
     assert!(
-        e.starts_with("MCP server `both`: give `command` (stdio) or `url`"),
+        e.to_string()
+            .starts_with("MCP server `both`: give `command` (stdio) or `url`"),
         "{e}"
     );
 }

@@ -12,11 +12,10 @@ use serde_json::{Value, json};
 use toolhost_runtime::NativeContext;
 use url::Url;
 
-use super::WebSettings;
 use super::egress::Egress;
 use super::robots::Robots;
-use crate::native::{ToolError, typed_tool};
-use crate::tool::{Annotations, Tool};
+use super::{WebLoadError, WebSettings};
+use toolhost_toolsets::{Annotations, Tool, ToolError, typed_tool};
 
 const DEFAULT_LENGTH: usize = 20_000;
 const MAX_LENGTH: usize = 100_000;
@@ -39,7 +38,7 @@ struct FetchArgs {
     raw: bool,
 }
 
-pub struct Fetcher {
+pub(crate) struct Fetcher {
     client: reqwest::Client,
     egress: Egress,
     settings: WebSettings,
@@ -62,7 +61,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
 }
 
 impl Fetcher {
-    pub fn new(settings: WebSettings) -> Result<Arc<Fetcher>, String> {
+    pub(crate) fn new(settings: WebSettings) -> Result<Arc<Fetcher>, WebLoadError> {
         // reqwest is built without a bundled crypto provider: use ring's.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let egress = Egress {
@@ -77,7 +76,7 @@ impl Fetcher {
             .connect_timeout(Duration::from_secs(10))
             .dns_resolver(Arc::new(GuardedResolver(egress)))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(WebLoadError::Client)?;
         Ok(Arc::new(Fetcher {
             client,
             egress,
@@ -346,7 +345,7 @@ fn slice(text: &str, args: &FetchArgs, mut meta: Value) -> Value {
     json!({ "content": [{ "type": "text", "text": shown }], "structuredContent": meta })
 }
 
-pub fn tool(fetcher: Arc<Fetcher>) -> Tool {
+pub(crate) fn tool(fetcher: Arc<Fetcher>) -> Tool {
     typed_tool(
         "web_fetch",
         "Fetch a web page (http or https) and return its content as Markdown. Long pages come in slices: call again with the returned start_index to read on. Private and local network addresses are refused, and robots.txt is honoured.",

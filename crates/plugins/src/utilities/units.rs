@@ -5,8 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::native::{ToolError, typed_tool};
-use crate::tool::{Annotations, Tool};
+use toolhost_toolsets::{Annotations, Tool, ToolError, typed_tool};
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "snake_case")]
@@ -168,7 +167,7 @@ fn convert_temperature(a: Args<Temperature>) -> Result<serde_json::Value, ToolEr
     Ok(json!({ "value": result, "unit": a.to, "from": { "value": a.value, "unit": a.from } }))
 }
 
-pub fn temperature() -> Tool {
+pub(crate) fn temperature() -> Tool {
     typed_tool(
         "convert_temperature",
         "Convert a temperature between Celsius, Fahrenheit and Kelvin. Give the value and the units to convert from and to.",
@@ -177,7 +176,7 @@ pub fn temperature() -> Tool {
     )
 }
 
-pub fn distance() -> Tool {
+pub(crate) fn distance() -> Tool {
     typed_tool(
         "convert_distance",
         "Convert a distance or length between metric and imperial units (millimeter to nautical mile).",
@@ -186,7 +185,7 @@ pub fn distance() -> Tool {
     )
 }
 
-pub fn weight() -> Tool {
+pub(crate) fn weight() -> Tool {
     typed_tool(
         "convert_weight",
         "Convert a weight (mass) between metric and imperial units (milligram to stone).",
@@ -195,7 +194,7 @@ pub fn weight() -> Tool {
     )
 }
 
-pub fn volume() -> Tool {
+pub(crate) fn volume() -> Tool {
     typed_tool(
         "convert_volume",
         "Convert a volume between metric units and US customary units (teaspoon to gallon).",

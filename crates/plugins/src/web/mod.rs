@@ -9,13 +9,23 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::plugin::{PLUGIN_API_VERSION, Plugin, PluginSettings};
-use crate::tool::ToolMap;
-use crate::toolset::{ToolSet, Tools};
+use toolhost_toolsets::{
+    LoadError, PLUGIN_API_VERSION, Plugin, PluginSettings, SettingsError, ToolMap, ToolSet, Tools,
+};
 
-pub use egress::Egress;
-
+/// The plugin's name.
 pub const NAME: &str = "web";
+
+/// Why the web plugin could not load.
+#[derive(Debug, thiserror::Error)]
+pub enum WebLoadError {
+    /// `[plugins.web]` does not fit [`WebSettings`].
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The HTTP client could not be built (its TLS setup, as a rule).
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
 
 /// `[plugins.web]` in toolhost.toml.
 #[derive(Debug, Clone, Deserialize)]
@@ -32,8 +42,9 @@ pub struct WebSettings {
     /// Most bytes of a response body read.
     pub max_bytes: usize,
     /// Deadline of one fetch, redirects included (seconds).
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "toolhost_spec::seconds::secs")]
     pub timeout: Duration,
+    /// Most redirects followed (each hop passes the egress guard again).
     pub max_redirects: usize,
 }
 
@@ -51,12 +62,13 @@ impl Default for WebSettings {
     }
 }
 
-pub fn load(settings: &PluginSettings) -> Result<Plugin, String> {
-    let settings: WebSettings = if settings.is_null() {
-        WebSettings::default()
-    } else {
-        serde_json::from_value(settings.clone()).map_err(|e| format!("[plugins.web]: {e}"))?
-    };
+/// The loader: the `web` tool set. Its errors are [`WebLoadError`]s.
+pub fn load(settings: &PluginSettings) -> Result<Plugin, LoadError> {
+    Ok(plugin(settings)?)
+}
+
+fn plugin(settings: &PluginSettings) -> Result<Plugin, WebLoadError> {
+    let settings: WebSettings = toolhost_toolsets::settings(NAME, settings)?;
     let fetcher = fetch::Fetcher::new(settings)?;
     Ok(Plugin {
         name: NAME.into(),

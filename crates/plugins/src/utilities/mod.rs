@@ -3,13 +3,22 @@
 mod time;
 mod units;
 
-use crate::plugin::{PLUGIN_API_VERSION, Plugin, PluginSettings};
-use crate::tool::ToolMap;
-use crate::toolset::{ToolSet, Tools};
+use toolhost_toolsets::{
+    LoadError, PLUGIN_API_VERSION, Plugin, PluginSettings, ToolMap, ToolSet, Tools,
+};
 
+/// The plugin's name.
 pub const NAME: &str = "utilities";
 
-pub fn load(_settings: &PluginSettings) -> Result<Plugin, String> {
+/// `[plugins.utilities]`: nothing to set yet. Keys are ignored, as they always were (an
+/// operator's file that sets some must keep booting).
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct UtilitiesSettings {}
+
+/// The loader: the `time` and `units` tool sets.
+pub fn load(settings: &PluginSettings) -> Result<Plugin, LoadError> {
+    let UtilitiesSettings {} = toolhost_toolsets::settings(NAME, settings)?;
     Ok(Plugin {
         name: NAME.into(),
         version: env!("CARGO_PKG_VERSION").into(),

@@ -5,43 +5,51 @@
 //! A server that fails, hangs or is unreachable costs only its own tools, with a warning;
 //! its last good listing is served for `stale_for`; after a failure it is skipped for a
 //! back-off window that doubles per failure (up to 5 minutes).
+//!
+//! Each [`McpSource`] is a [`toolhost_toolsets::ExternalSource`]: the host builds them from
+//! `[mcp_servers]` ([`sources`]) and hands them to `Registry::boot`.
+#![warn(missing_docs, unreachable_pub)]
 
+mod config;
 mod connect;
+mod error;
 mod tool;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 use toolhost_runtime::ToolRef;
+use toolhost_toolsets::{
+    Annotations, ExternalSource, Listing, Tool, ToolMap, fingerprint, is_valid_tool_name,
+};
 
-use crate::config::McpServerConfig;
-use crate::tool::{Annotations, Tool, ToolMap, fingerprint};
+pub use config::McpServerConfig;
 use connect::Connection;
+pub use error::{Problem, ServerConfigError};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_STALE_FOR: Duration = Duration::from_secs(300);
 const DEFAULT_BACKOFF: Duration = Duration::from_secs(5);
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
-/// What one listing of a server gave this turn.
-pub struct Listing {
-    pub tools: ToolMap,
-    /// Set when the server cost tools (or served a stale listing).
-    pub warning: Option<String>,
-}
-
-impl Listing {
-    pub fn failed(message: String) -> Listing {
-        Listing {
-            tools: ToolMap::new(),
-            warning: Some(message),
-        }
-    }
+/// Every server of `[mcp_servers]`, checked, as the external sources boot takes.
+pub fn sources(
+    servers: &BTreeMap<String, McpServerConfig>,
+) -> Result<Vec<Arc<dyn ExternalSource>>, ServerConfigError> {
+    servers
+        .iter()
+        .map(|(name, config)| {
+            let source: Arc<dyn ExternalSource> = Arc::new(McpSource::new(name, config.clone())?);
+            Ok(source)
+        })
+        .collect()
 }
 
 /// One configured MCP server.
-pub struct McpSource {
+pub(crate) struct McpSource {
     name: String,
     config: McpServerConfig,
     bearer: Option<String>,
@@ -58,28 +66,30 @@ struct State {
 
 impl McpSource {
     /// Checks the configuration (boot is strict about it).
-    pub fn new(name: &str, config: McpServerConfig) -> Result<McpSource, String> {
-        if !crate::names::is_valid_tool_name(name) || name.contains("__") {
-            return Err("a server name must match ^[a-zA-Z0-9_-]{1,64}$ without `__` (it prefixes tool names)".into());
+    pub(crate) fn new(name: &str, config: McpServerConfig) -> Result<McpSource, ServerConfigError> {
+        let fail = |problem| ServerConfigError {
+            server: name.into(),
+            problem,
+        };
+        if !is_valid_tool_name(name) || name.contains("__") {
+            return Err(fail(Problem::InvalidName));
         }
         match (&config.url, config.command.is_empty()) {
-            (Some(_), false) => {
-                return Err("give `command` (stdio) or `url` (Streamable HTTP), not both".into());
-            }
-            (None, true) => return Err("give `command` (stdio) or `url` (Streamable HTTP)".into()),
+            (Some(_), false) => return Err(fail(Problem::BothTransports)),
+            (None, true) => return Err(fail(Problem::NoTransport)),
             (Some(url), true) => {
-                let parsed = url::Url::parse(url).map_err(|e| format!("`url`: {e}"))?;
+                let parsed = url::Url::parse(url).map_err(|e| fail(Problem::InvalidUrl(e)))?;
                 if !matches!(parsed.scheme(), "http" | "https") {
-                    return Err("`url` must be http or https".into());
+                    return Err(fail(Problem::NotHttp));
                 }
             }
             (None, false) => {}
         }
         let bearer = match (&config.bearer_token, &config.bearer_token_env) {
             (Some(t), _) => Some(t.clone()),
-            (None, Some(var)) => Some(
-                std::env::var(var).map_err(|_| format!("`bearer_token_env`: ${var} is not set"))?,
-            ),
+            (None, Some(var)) => {
+                Some(std::env::var(var).map_err(|_| fail(Problem::BearerTokenUnset(var.clone())))?)
+            }
             (None, None) => None,
         };
         // reqwest (Streamable HTTP) is built without a bundled crypto provider.
@@ -92,16 +102,8 @@ impl McpSource {
         })
     }
 
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    pub fn config(&self) -> &McpServerConfig {
-        &self.config
-    }
-
     /// `stdio `node server.mjs`` or `streamable HTTP URL`, for listings.
-    pub fn transport_description(&self) -> String {
+    pub(crate) fn transport_description(&self) -> String {
         match &self.config.url {
             Some(url) => format!("streamable HTTP {url}"),
             None => format!("stdio `{}`", self.config.command.join(" ")),
@@ -113,7 +115,7 @@ impl McpSource {
     }
 
     /// This turn's tools of the server. Never fails: problems become a warning.
-    pub async fn list(&self) -> Listing {
+    pub(crate) async fn list(&self) -> Listing {
         let deadline = self.deadline();
         let started = Instant::now();
         let Ok(mut state) = tokio::time::timeout(deadline, self.state.lock()).await else {
@@ -243,12 +245,34 @@ impl McpSource {
     /// Closes the connection: a stdio server gets the protocol's shutdown (stdin closed,
     /// then SIGTERM, then SIGKILL to its process group). A call still running keeps the
     /// connection until it ends; dropping it then kills the group.
-    pub async fn disconnect(&self) {
+    pub(crate) async fn disconnect(&self) {
         let Some(conn) = self.state.lock().await.connection.take() else {
             return;
         };
         if let Ok(conn) = Arc::try_unwrap(conn) {
             let _ = tokio::time::timeout(Duration::from_secs(10), conn.service.cancel()).await;
         }
+    }
+}
+
+impl ExternalSource for McpSource {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn transport(&self) -> String {
+        self.transport_description()
+    }
+
+    fn icon(&self) -> Option<&str> {
+        self.config.icon.as_deref()
+    }
+
+    fn list(&self) -> BoxFuture<'_, Listing> {
+        Box::pin(McpSource::list(self))
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.disconnect())
     }
 }
