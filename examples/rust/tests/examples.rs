@@ -107,3 +107,24 @@ fn embed_runtime_calls_a_folder_tool_in_the_sandbox() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn native_plugin_serves_its_tool_to_the_agent_granted_it() {
+    let out = example("native_plugin").arg("hello").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "HELLO!!!\n");
+    assert!(stderr.contains(r#"the writer sees: ["shout"]"#), "{stderr}");
+    assert!(stderr.contains("progress: shouting"), "{stderr}");
+    // Over the plugin's own setting (max_chars = 100): the tool's typed error.
+    let long = example("native_plugin")
+        .arg("x".repeat(101))
+        .output()
+        .unwrap();
+    assert_eq!(long.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&long.stderr).contains("longer than 100 characters"),
+        "{}",
+        String::from_utf8_lossy(&long.stderr)
+    );
+}
