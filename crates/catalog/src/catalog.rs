@@ -15,9 +15,13 @@ use crate::{ContentHash, Root};
 /// A valid tool definition found in one folder.
 #[derive(Debug)]
 pub struct Tool {
+    /// The validated TOOL.md.
     pub manifest: ToolManifest,
+    /// The file the runtime loads on the first call.
     pub entry: Entry,
+    /// The tool folder.
     pub dir: PathBuf,
+    /// The root the folder was found in.
     pub root: PathBuf,
     /// Position of `root` in the catalog's roots (higher wins).
     pub root_index: usize,
@@ -38,23 +42,30 @@ impl Tool {
 /// The definition that wins for a name, and the folders it overrides.
 #[derive(Debug, Clone)]
 pub struct ResolvedTool {
+    /// The winning definition, from the highest root that defines the name.
     pub tool: Arc<Tool>,
     /// Folders of earlier roots defining the same name, earliest first.
     pub shadows: Vec<PathBuf>,
 }
 
+/// What happened to a name in the served view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EventKind {
+    /// A tool is now served under a name that had none.
     Added,
+    /// The definition served under the name changed (edited, or another folder won).
     Changed,
+    /// Nothing is served under the name any more.
     Removed,
 }
 
 /// A change in what the catalog serves under one name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CatalogEvent {
+    /// What happened.
     pub kind: EventKind,
+    /// The tool name it happened to.
     pub name: String,
 }
 
@@ -121,6 +132,7 @@ impl Catalog {
         catalog
     }
 
+    /// The roots, in order of increasing precedence.
     pub fn roots(&self) -> &[Root] {
         &self.roots
     }
@@ -135,10 +147,12 @@ impl Catalog {
         self.resolved.values()
     }
 
+    /// How many tools are served.
     pub fn len(&self) -> usize {
         self.resolved.len()
     }
 
+    /// True when no tool is served.
     pub fn is_empty(&self) -> bool {
         self.resolved.is_empty()
     }
@@ -187,7 +201,8 @@ impl Catalog {
         self.rescan_folders(names.into_iter().map(|n| (i, n)))
     }
 
-    pub fn rescan_all(&mut self) -> Vec<CatalogEvent> {
+    /// Re-lists and re-scans every root, for when the watcher lost track of events.
+    pub(crate) fn rescan_all(&mut self) -> Vec<CatalogEvent> {
         (0..self.roots.len())
             .flat_map(|i| self.rescan_root(i))
             .collect()

@@ -15,18 +15,23 @@ use crate::folder::list_tool_dirs;
 pub struct CheckedFolder {
     /// The tool's name when TOOL.md parsed far enough to tell.
     pub name: Option<String>,
+    /// The folder.
     pub path: PathBuf,
     /// True when the folder defines a usable tool (no errors).
     pub ok: bool,
 }
 
+/// What `toolhost check` found, for printing as text or JSON.
 #[derive(Debug, Default, Serialize)]
 pub struct CheckReport {
+    /// Every folder looked at, in order.
     pub folders: Vec<CheckedFolder>,
+    /// Every finding across them, entry-file lints and duplicate names included.
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl CheckReport {
+    /// True when any finding is an error, which makes `check` exit non-zero.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }

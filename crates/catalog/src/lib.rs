@@ -6,6 +6,8 @@
 //! re-scans and publishes [`CatalogEvent`]s. [`sync`] is the seed's version-based copy of
 //! seed tools into a data directory, made atomic.
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod catalog;
 pub mod check;
 mod error;
@@ -20,4 +22,4 @@ pub use catalog::{Catalog, CatalogEvent, EventKind, ResolvedTool, Tool};
 pub use error::CatalogError;
 pub use hash::ContentHash;
 pub use roots::{Root, RootOrigin, RootsConfig};
-pub use users::{RESERVED_USERS, is_real_dir, validate_user};
+pub use users::{is_real_dir, validate_user};

@@ -18,12 +18,18 @@ pub enum RootOrigin {
     /// `DATA_PATH/tools`
     DataGlobal,
     /// `DATA_PATH/EMAIL/tools`
-    DataUser { user: String },
+    DataUser {
+        /// Whose home the root is in.
+        user: String,
+    },
 }
 
+/// A directory whose subfolders are tool folders.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Root {
+    /// The directory.
     pub path: PathBuf,
+    /// What made it a root, for `list` and diagnostics.
     pub origin: RootOrigin,
 }
 
@@ -31,9 +37,13 @@ pub struct Root {
 /// `--tools-dir` (repeatable), else `PI_TOOLS_DIRS`, else the `--data`/`--user` layout.
 #[derive(Debug, Clone, Default)]
 pub struct RootsConfig {
+    /// `--tools-dir`, in the order given.
     pub tools_dirs: Vec<PathBuf>,
+    /// The raw value of `PI_TOOLS_DIRS`, colon-separated.
     pub env_tools_dirs: Option<String>,
+    /// `--data`: the data directory holding global tools and users' homes.
     pub data: Option<PathBuf>,
+    /// `--user`: whose home's tools are added on top of the global ones.
     pub user: Option<String>,
 }
 

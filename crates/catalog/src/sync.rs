@@ -21,6 +21,7 @@ use toolhost_spec::{Diagnostic, LoadOptions, TOOL_MD, load_folder, peek_version}
 const STAGING_PREFIX: &str = ".toolhost-sync.";
 const ASIDE_PREFIX: &str = ".toolhost-old.";
 
+/// What sync did with one seed folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncAction {
@@ -41,8 +42,11 @@ pub enum SyncAction {
 pub struct SyncItem {
     /// The tool's name, or the folder name when the seed is invalid.
     pub name: String,
+    /// The seed folder's name, which is also the target folder's.
     pub folder: String,
+    /// What was done.
     pub action: SyncAction,
+    /// `None` when the seed folder is not a valid tool.
     pub seed_version: Option<u64>,
     /// `None` when the target has no such folder.
     pub target_version: Option<u64>,
@@ -50,6 +54,7 @@ pub struct SyncItem {
     /// versions with different content (the author forgot to bump the version).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The seed's findings, printed for invalid seeds; not part of the JSON report.
     #[serde(skip)]
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -58,8 +63,10 @@ pub struct SyncItem {
 /// exchange between the two renames (with the path of the old folder set aside); returning
 /// an error aborts that tool's copy. Exists so tests can inject a failure at any point.
 pub type FaultHook = Arc<FaultFn>;
+/// The function behind a [`FaultHook`].
 pub type FaultFn = dyn Fn(&Path) -> io::Result<()> + Send + Sync;
 
+/// How [`sync`] runs.
 #[derive(Clone, Default)]
 pub struct SyncOptions {
     /// Decide and report, but change nothing.
@@ -71,14 +78,29 @@ pub struct SyncOptions {
     pub no_exchange: bool,
 }
 
+/// Why [`sync`] could not run at all; a failure of one tool's copy is a
+/// [`SyncAction::Failed`] item instead, so the other tools still sync.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
+    /// The seed directory is missing or not a directory.
     #[error("seed directory {0} does not exist or is not a directory")]
     MissingSeed(PathBuf),
+    /// The target directory did not exist and could not be created.
     #[error("cannot create target directory {path}: {source}")]
-    CreateTarget { path: PathBuf, source: io::Error },
+    CreateTarget {
+        /// The target directory.
+        path: PathBuf,
+        /// Why creating it failed.
+        source: io::Error,
+    },
+    /// A directory sync must list could not be read.
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: io::Error },
+    Read {
+        /// The directory.
+        path: PathBuf,
+        /// Why reading failed.
+        source: io::Error,
+    },
 }
 
 /// Syncs every tool folder of `seed` into `target` (created if missing).

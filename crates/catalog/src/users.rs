@@ -13,7 +13,7 @@ use crate::CatalogError;
 /// Folders of a data directory that are not homes: `DATA_PATH/tools` holds the global
 /// tools, and `users` holds the homes when no data directory is given (a data directory
 /// pointed at Toolhost's own one would otherwise make it a home).
-pub const RESERVED_USERS: &[&str] = &["tools", "users"];
+pub(crate) const RESERVED_USERS: &[&str] = &["tools", "users"];
 
 /// Checks `user` against the user-name rule. Every way a user enters (`--user`, tokens in
 /// `toolhost.toml`, `token new`, the runtime before it builds a sandbox) applies it.

@@ -14,7 +14,7 @@ pub(crate) struct HoldingBody<H> {
 }
 
 impl<H: Send + Unpin + 'static> HoldingBody<H> {
-    pub fn wrap(inner: Body, held: H) -> Body {
+    pub(crate) fn wrap(inner: Body, held: H) -> Body {
         Body::new(HoldingBody { inner, _held: held })
     }
 }

@@ -19,7 +19,7 @@ use crate::holding_body::HoldingBody;
 use crate::sessions::{Endpoint, OwnedSessions, SessionBook, SessionLimits, bind_sessions};
 
 /// Largest request body accepted (413 beyond): generous for tool arguments, bounded.
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How `/mcp` is guarded.
 #[derive(Clone)]
@@ -69,11 +69,6 @@ impl HttpOptions {
 /// when the client drops the response (closes the stream) before it ends.
 #[derive(Clone)]
 pub(crate) struct StreamClosed(pub(crate) CancellationToken);
-
-/// The router serving MCP at `/mcp`.
-pub fn router(server: McpServer, options: HttpOptions) -> axum::Router {
-    router_at(vec![("/mcp".to_string(), server)], options)
-}
 
 /// The router serving each server at its path (`/mcp`, `/agents/ID/mcp`, …), all behind
 /// the same authentication and checks.

@@ -23,7 +23,7 @@ use crate::http::StreamClosed;
 
 /// Tools per `tools/list` page. Large enough that most catalogs fit on one page (clients
 /// that ignore `nextCursor` still see everything), small enough to bound one response.
-pub const PAGE_SIZE: usize = 500;
+pub(crate) const PAGE_SIZE: usize = 500;
 
 /// State shared by every session of one server.
 struct Shared {
@@ -99,13 +99,8 @@ impl McpServer {
 
     /// Cancelled when this session ends: its calls are cancelled and its `list_changed`
     /// forwarding stops. A transport that learns of the end first (stdin closed) cancels it.
-    pub fn session_token(&self) -> CancellationToken {
+    pub(crate) fn session_token(&self) -> CancellationToken {
         self.session_end.clone()
-    }
-
-    /// The runtime its calls run on.
-    pub fn runtime(&self) -> &Runtime {
-        &self.shared.runtime
     }
 
     /// At shutdown, after the sessions were ended: waits (a little) for their calls to let

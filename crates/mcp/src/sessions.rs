@@ -46,7 +46,7 @@ pub struct SessionLimits {
 
 impl SessionLimits {
     /// `[serve]`'s session limits; those it leaves unset take the defaults.
-    pub fn from_config(serve: &ServeConfig) -> SessionLimits {
+    pub(crate) fn from_config(serve: &ServeConfig) -> SessionLimits {
         let d = SessionLimits::default();
         SessionLimits {
             max_sessions: serve.max_sessions.unwrap_or(d.max_sessions),

@@ -17,12 +17,12 @@ use rustix::net::{RecvFlags, SendFlags, SocketType};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-pub type Reader = Box<dyn AsyncRead + Send + Unpin>;
-pub type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+pub(crate) type Reader = Box<dyn AsyncRead + Send + Unpin>;
+pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// Stdin and stdout as streams: our own socket I/O when both are sockets, rmcp's pipe
 /// transport (or Tokio's blocking handles) otherwise.
-pub fn std_streams() -> (Reader, Writer) {
+pub(crate) fn std_streams() -> (Reader, Writer) {
     if let Some((read, write)) = socket_pair() {
         return (Box::new(read), Box::new(write));
     }

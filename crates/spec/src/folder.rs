@@ -8,16 +8,19 @@ use crate::lint::lint_entry;
 use crate::manifest::{Language, ToolManifest};
 use crate::parse::parse_tool_md;
 
+/// The file that makes a folder a tool folder.
 pub const TOOL_MD: &str = "TOOL.md";
 
 /// The entry file the runtime loads on a tool's first call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// Full path of the entry file.
     pub path: PathBuf,
     /// `index.ts`, `index.js`, `index.py` or `index.sh`.
     pub file_name: &'static str,
 }
 
+/// How thoroughly [`load_folder`] and [`inspect_folder`] look at a folder.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LoadOptions {
     /// Also run the checks that need more than TOOL.md: the entry file's "common mistakes"
@@ -30,10 +33,13 @@ pub struct LoadOptions {
 /// Everything known about one folder after reading it.
 #[derive(Debug, Clone)]
 pub struct FolderReport {
+    /// The folder that was read.
     pub dir: PathBuf,
     /// Present when TOOL.md parsed without errors.
     pub manifest: Option<ToolManifest>,
+    /// The entry file, when one exists for the manifest's language.
     pub entry: Option<Entry>,
+    /// Every finding about TOOL.md, the entry file and the folder.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -54,6 +60,7 @@ impl FolderReport {
         Some((self.manifest.take()?, self.entry.take()?))
     }
 
+    /// True when any finding keeps the tool out.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }

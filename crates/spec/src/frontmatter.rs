@@ -2,15 +2,15 @@
 
 /// The two parts of a TOOL.md file, with the 1-based line where each begins.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Split<'a> {
-    pub yaml: &'a str,
-    pub yaml_line: usize,
-    pub body: &'a str,
-    pub body_line: usize,
+pub(crate) struct Split<'a> {
+    pub(crate) yaml: &'a str,
+    pub(crate) yaml_line: usize,
+    pub(crate) body: &'a str,
+    pub(crate) body_line: usize,
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum SplitError {
+pub(crate) enum SplitError {
     /// The first line is not `---`.
     Missing,
     /// No `---` line closes the frontmatter.
@@ -22,7 +22,7 @@ fn is_fence(line: &str) -> bool {
 }
 
 /// Splits `text` (already stripped of a byte-order mark).
-pub fn split(text: &str) -> Result<Split<'_>, SplitError> {
+pub(crate) fn split(text: &str) -> Result<Split<'_>, SplitError> {
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().ok_or(SplitError::Missing)?;
     if !is_fence(first) {

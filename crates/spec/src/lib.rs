@@ -3,6 +3,8 @@
 //! This is the bottom layer of Toolhost. It reads bytes and reports findings; it never
 //! runs a tool and never panics on any input. See `ARCHITECTURE.md` for the layers above.
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod diagnostic;
 mod folder;
 mod frontmatter;

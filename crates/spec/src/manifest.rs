@@ -9,15 +9,20 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
+    /// TypeScript or JavaScript, run by Node.js (the default when `language` is absent).
     #[default]
     Typescript,
+    /// Python, run as a process per call.
     Python,
+    /// Bash, run as a process per call.
     Bash,
 }
 
 impl Language {
+    /// Every language, in the order TOOL.md's documentation lists them.
     pub const ALL: [Language; 3] = [Language::Typescript, Language::Python, Language::Bash];
 
+    /// The spelling TOOL.md's `language` key uses.
     pub fn as_str(self) -> &'static str {
         match self {
             Language::Typescript => "typescript",
@@ -26,6 +31,7 @@ impl Language {
         }
     }
 
+    /// The language TOOL.md spells `s`, if any.
     pub fn parse(s: &str) -> Option<Language> {
         Language::ALL.into_iter().find(|l| l.as_str() == s)
     }
@@ -44,25 +50,34 @@ impl Language {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum InputType {
+    /// Any text (also what unknown or missing types fall back to).
     String,
+    /// A JSON number, integer or not.
     Number,
+    /// `true` or `false`.
     Boolean,
+    /// One of the input's `values`, as a string.
     Enum,
 }
 
 /// One entry under `inputs:`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Input {
+    /// The parameter's name in the call's arguments.
     pub name: String,
+    /// What values the parameter takes.
     #[serde(rename = "type")]
     pub ty: InputType,
+    /// What to pass, for the agent.
     pub description: String,
+    /// The call may leave the parameter out.
     pub optional: bool,
     /// Never logged or echoed back; kept as tool metadata, not as a schema keyword.
     pub sensitive: bool,
     /// Allowed values of an enum input, in declaration order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+    /// The value an optional input takes when the call leaves it out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
 }
@@ -70,13 +85,19 @@ pub struct Input {
 /// A tool's metadata and documentation, validated against the TOOL.md format.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolManifest {
+    /// The tool's name, as agents call it.
     pub name: String,
+    /// Display name for people (MCP's `title`); `name` when TOOL.md gives none.
     pub label: String,
+    /// What the tool does, for the agent choosing among tools.
     pub description: String,
     /// 0 when the frontmatter has no `version` (see [`ToolManifest::version_declared`]).
     pub version: u64,
+    /// Whether the frontmatter had a `version` at all, as opposed to an explicit 0.
     pub version_declared: bool,
+    /// What runs the entry file.
     pub language: Language,
+    /// The call's parameters, in declaration order.
     pub inputs: Vec<Input>,
     /// Toolhost extension: the call's deadline (`timeout: 120`, in seconds).
     #[serde(

@@ -9,7 +9,7 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 }
 
 /// `^[a-zA-Z0-9_.-]{1,64}$`: what model providers accept as a property name.
-pub fn is_valid_input_name(name: &str) -> bool {
+pub(crate) fn is_valid_input_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .bytes()

@@ -20,6 +20,7 @@ use crate::yaml::{self, Data, MAX_DEPTH, Node};
 pub struct Parsed {
     /// Present exactly when there is no error among `diagnostics`.
     pub manifest: Option<ToolManifest>,
+    /// Every finding, errors and warnings.
     pub diagnostics: Vec<Diagnostic>,
 }
 

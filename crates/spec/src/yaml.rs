@@ -9,36 +9,36 @@ use saphyr::Scalar;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span, SpannedEventReceiver};
 
 /// Deeper nesting than this is refused: no real TOOL.md nests like that.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 /// More nodes than this (aliases count their whole copy) is refused: it bounds memory.
-pub const MAX_NODES: usize = 100_000;
+pub(crate) const MAX_NODES: usize = 100_000;
 
 #[derive(Debug, Clone)]
-pub struct Node<'a> {
-    pub start: Marker,
+pub(crate) struct Node<'a> {
+    pub(crate) start: Marker,
     /// For a scalar whose value stands in the source character for character on one line
     /// (no escapes, no folding): the 0-based column of its first character, so a finding
     /// about a part of the value can point at that part.
-    pub verbatim_col: Option<usize>,
-    pub data: Data<'a>,
+    pub(crate) verbatim_col: Option<usize>,
+    pub(crate) data: Data<'a>,
 }
 
 #[derive(Debug, Clone)]
-pub enum Data<'a> {
+pub(crate) enum Data<'a> {
     Scalar(Scalar<'a>),
     Seq(Vec<Node<'a>>),
     Map(Vec<(Node<'a>, Node<'a>)>),
 }
 
 impl<'a> Node<'a> {
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match &self.data {
             Data::Scalar(Scalar::String(s)) => Some(s),
             _ => None,
         }
     }
 
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         matches!(self.data, Data::Scalar(Scalar::Null))
     }
 
@@ -57,13 +57,13 @@ impl<'a> Node<'a> {
 }
 
 #[derive(Debug)]
-pub struct YamlError {
-    pub at: Marker,
-    pub message: String,
+pub(crate) struct YamlError {
+    pub(crate) at: Marker,
+    pub(crate) message: String,
 }
 
 /// Loads the first document of `text`; `Ok(None)` when there is none (empty frontmatter).
-pub fn load(text: &str) -> Result<Option<Node<'_>>, YamlError> {
+pub(crate) fn load(text: &str) -> Result<Option<Node<'_>>, YamlError> {
     // Pull events one by one: `Parser::load` recurses per nesting level, the iterator does not.
     let mut builder = Builder::default();
     for event in Parser::new_from_str(text) {

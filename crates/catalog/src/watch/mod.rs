@@ -36,7 +36,7 @@ impl CatalogWatcher {
 }
 
 /// Starts watching every root of `catalog`, including roots that do not exist yet or are
-/// later deleted, re-created or replaced (see [`rearm`]).
+/// later deleted, re-created or replaced (`watch/rearm.rs` says how).
 pub fn watch(catalog: Arc<RwLock<Catalog>>) -> Result<CatalogWatcher, CatalogError> {
     let roots: Vec<PathBuf> = {
         let c = catalog.read().unwrap_or_else(|e| e.into_inner());

@@ -44,7 +44,10 @@ pub(super) struct RootWatches {
 impl RootWatches {
     /// Watches every root that exists and the ancestors of all of them. A missing root is
     /// not an error (it is watched for); a root that exists but cannot be watched is.
-    pub fn start(roots: &[PathBuf], watcher: &mut dyn Watcher) -> Result<Self, CatalogError> {
+    pub(crate) fn start(
+        roots: &[PathBuf],
+        watcher: &mut dyn Watcher,
+    ) -> Result<Self, CatalogError> {
         let mut w = RootWatches {
             roots: roots.to_vec(),
             armed: vec![None; roots.len()],
@@ -70,7 +73,7 @@ impl RootWatches {
 
     /// Whether an event at `path` may mean that a root appeared, vanished or was
     /// replaced: it names the root itself or one of its ancestors.
-    pub fn concerns(&self, path: &Path) -> Vec<usize> {
+    pub(crate) fn concerns(&self, path: &Path) -> Vec<usize> {
         (0..self.roots.len())
             .filter(|&i| self.roots[i].starts_with(path))
             .collect()
@@ -80,7 +83,7 @@ impl RootWatches {
     /// them or their ancestors) are watched afresh if they exist, as is any root whose
     /// directory changed or appeared. Returns the roots to re-scan: every one whose watch
     /// was armed or lost, since changes made meanwhile were not seen.
-    pub fn reconcile(&mut self, touched: &[usize], watcher: &mut dyn Watcher) -> Vec<usize> {
+    pub(crate) fn reconcile(&mut self, touched: &[usize], watcher: &mut dyn Watcher) -> Vec<usize> {
         self.update_anchors(touched, watcher);
         let mut rescan = Vec::new();
         for i in self.shallow_first() {

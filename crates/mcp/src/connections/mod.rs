@@ -41,7 +41,10 @@ use deadlines::{InRequest, RequestBody, Watch, Watched};
 /// How `serve` bounds connections. Every value must be above zero.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectionLimits {
+    /// Connections open at once; a newcomer beyond evicts the idlest, or is closed when
+    /// every open one is in a request.
     pub max_connections: usize,
+    /// Connections open at once from one client address, so one client cannot take them all.
     pub max_connections_per_ip: usize,
     /// From a request's first byte to the end of its headers.
     pub header_timeout: Duration,
