@@ -53,7 +53,10 @@ pub enum ExecutionEvent {
 impl ExecutionEvent {
     /// Whether this is a call's outcome (after which it reports nothing more).
     pub fn is_outcome(&self) -> bool {
-        !matches!(self, ExecutionEvent::Progress(_) | ExecutionEvent::Log { .. })
+        !matches!(
+            self,
+            ExecutionEvent::Progress(_) | ExecutionEvent::Log { .. }
+        )
     }
 }
 

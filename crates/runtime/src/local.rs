@@ -167,8 +167,7 @@ impl LocalExecutor {
                 } else {
                     &self.bash
                 };
-                std::fs::create_dir_all(&user.home)
-                    .map_err(|e| RuntimeError::io(&user.home, e))?;
+                std::fs::create_dir_all(&user.home).map_err(|e| RuntimeError::io(&user.home, e))?;
                 let (pgid, events) = crate::process::spawn(crate::process::ProcessCall {
                     launcher: &self.launcher,
                     program,
@@ -221,7 +220,10 @@ impl LocalExecutor {
 impl Executor for LocalExecutor {
     type Control = LocalControl;
 
-    async fn start<'a>(&'a self, call: Execution<'a>) -> Result<Running<LocalControl>, RuntimeError> {
+    async fn start<'a>(
+        &'a self,
+        call: Execution<'a>,
+    ) -> Result<Running<LocalControl>, RuntimeError> {
         match call.tool {
             ToolRef::Native(tool) => Ok(start_native(
                 Arc::clone(tool),

@@ -47,8 +47,10 @@ impl NativeContext {
 
     /// Reports progress to the caller.
     pub fn progress(&self, text: impl Into<String>) {
-        let _ = self.progress.send(crate::events::ExecutionEvent::Progress(vec![
-            crate::result::text_block(text),
-        ]));
+        let _ = self
+            .progress
+            .send(crate::events::ExecutionEvent::Progress(vec![
+                crate::result::text_block(text),
+            ]));
     }
 }

@@ -483,4 +483,3 @@ fn validator_for<E>(
     }
     Ok(v)
 }
-

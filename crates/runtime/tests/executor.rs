@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use toolhost_runtime::{
     CallEvent, CallRequest, ErrorKind, Execution, ExecutionControl, ExecutionEvent, Executor,
-    NativeContext, NativeTool, REDACTED, Runtime, RuntimeConfig, RuntimeError, Running,
-    ToolRef, ToolResult, UserSpace, channel,
+    NativeContext, NativeTool, REDACTED, Running, Runtime, RuntimeConfig, RuntimeError, ToolRef,
+    ToolResult, UserSpace, channel,
 };
 
 /// What the table executor did with calls, in order.
@@ -61,7 +61,10 @@ fn text(t: &str) -> Value {
 impl Executor for TableExecutor {
     type Control = TableControl;
 
-    async fn start<'a>(&'a self, call: Execution<'a>) -> Result<Running<TableControl>, RuntimeError> {
+    async fn start<'a>(
+        &'a self,
+        call: Execution<'a>,
+    ) -> Result<Running<TableControl>, RuntimeError> {
         self.starts.fetch_add(1, Ordering::SeqCst);
         let name = call.tool.name().to_string();
         if name == "queued" {
@@ -237,11 +240,17 @@ async fn progress_and_result_are_redacted_and_normalised() {
 #[tokio::test]
 async fn the_result_cap_applies() {
     let (rt, _) = runtime();
-    let result = rt.call(request("huge", json!({"text": "x"}))).result().await;
+    let result = rt
+        .call(request("huge", json!({"text": "x"})))
+        .result()
+        .await;
     assert!(!result.is_error);
     let body = result.content[0]["text"].as_str().unwrap();
     assert!(body.starts_with(&"x".repeat(1000)), "{body}");
-    assert!(!body.starts_with(&"x".repeat(1001)), "cut at max_result_bytes");
+    assert!(
+        !body.starts_with(&"x".repeat(1001)),
+        "cut at max_result_bytes"
+    );
 }
 
 #[tokio::test]
@@ -262,7 +271,10 @@ async fn arguments_are_validated_before_the_executor_sees_them() {
 async fn errors_are_worded_and_redacted_and_the_executor_hears_how_the_call_failed() {
     let (rt, j) = runtime();
     let result = rt
-        .call(request("broken", json!({"text": "x", "secret": "s3cr3t-value"})))
+        .call(request(
+            "broken",
+            json!({"text": "x", "secret": "s3cr3t-value"}),
+        ))
         .result()
         .await;
     assert_eq!(
@@ -276,18 +288,30 @@ async fn errors_are_worded_and_redacted_and_the_executor_hears_how_the_call_fail
         .call(request("unreachable", json!({"text": "x"})))
         .result()
         .await;
-    assert_eq!(error_text(&result), format!("no runner answers for {REDACTED}"));
+    assert_eq!(
+        error_text(&result),
+        format!("no runner answers for {REDACTED}")
+    );
 }
 
 #[tokio::test]
 async fn a_silent_call_hits_the_idle_timeout_and_is_killed_after_the_grace() {
     let (rt, j) = runtime();
     let started = std::time::Instant::now();
-    let result = rt.call(request("stubborn", json!({"text": "x"}))).result().await;
-    assert_eq!(error_text(&result), "timed out after 0.4 s without progress");
+    let result = rt
+        .call(request("stubborn", json!({"text": "x"})))
+        .result()
+        .await;
+    assert_eq!(
+        error_text(&result),
+        "timed out after 0.4 s without progress"
+    );
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(600), "idle + grace: {took:?}");
-    assert!(took < Duration::from_millis(1400), "before the deadline: {took:?}");
+    assert!(
+        took < Duration::from_millis(1400),
+        "before the deadline: {took:?}"
+    );
     assert_eq!(journal(&j), ["cancel", "kill", "finish None"]);
 }
 

@@ -136,7 +136,14 @@ impl NodePool {
                         pool: self,
                         key: key.clone(),
                     };
-                    let started = Worker::spawn(&self.spawn, space, &self.env, key, Arc::clone(&self.changed)).await;
+                    let started = Worker::spawn(
+                        &self.spawn,
+                        space,
+                        &self.env,
+                        key,
+                        Arc::clone(&self.changed),
+                    )
+                    .await;
                     let mut st = self.state();
                     if let Ok(w) = &started {
                         w.reserve();

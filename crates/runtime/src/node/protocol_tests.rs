@@ -58,7 +58,13 @@ fn the_harness_sends_exactly_the_worker_kinds_and_handles_exactly_the_host_kinds
     let kinds = captures("kind: '(WORD)'");
     let ours: BTreeSet<String> = WorkerErrorKind::ALL
         .iter()
-        .map(|k| serde_json::to_value(k).unwrap().as_str().unwrap().to_string())
+        .map(|k| {
+            serde_json::to_value(k)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(kinds, ours);
 }
@@ -116,10 +122,9 @@ fn worker_messages_round_trip_and_are_read_strictly() {
         assert_eq!(back["type"], message.kind().as_str());
     }
     // A serialisation failure carries no stack.
-    let m: WorkerMessage = serde_json::from_str(
-        r#"{"type":"error","id":1,"kind":"serialize","message":"m"}"#,
-    )
-    .unwrap();
+    let m: WorkerMessage =
+        serde_json::from_str(r#"{"type":"error","id":1,"kind":"serialize","message":"m"}"#)
+            .unwrap();
     assert!(matches!(m, WorkerMessage::Error(ErrorMessage { ref stack, .. }) if stack.is_empty()));
     for bad in [
         r#"{"type":"gossip","id":1}"#,
@@ -186,7 +191,8 @@ async fn a_conversation_with_the_real_harness_uses_only_typed_messages() {
     let socket = root.join("s.sock");
     let listener = tokio::net::UnixListener::bind(&socket).unwrap();
     let transpiled = launcher.transpiled_dir(&space.user).unwrap();
-    let node = std::env::var_os("TOOLHOST_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
+    let node =
+        std::env::var_os("TOOLHOST_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
     let mut started = launcher
         .start(ToolProcess {
             program: &node,
@@ -271,7 +277,10 @@ async fn a_conversation_with_the_real_harness_uses_only_typed_messages() {
     let _ = started.child.start_kill();
 
     assert_eq!(kinds, WorkerKind::ALL.map(WorkerKind::as_str).into());
-    let all: BTreeSet<String> = WorkerErrorKind::ALL.iter().map(|k| format!("{k:?}")).collect();
+    let all: BTreeSet<String> = WorkerErrorKind::ALL
+        .iter()
+        .map(|k| format!("{k:?}"))
+        .collect();
     assert_eq!(error_kinds, all);
     match &outcomes[&3] {
         WorkerMessage::Result(r) => {
