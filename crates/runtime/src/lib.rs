@@ -5,6 +5,8 @@
 //! The entry point is [`Runtime::call`], which returns a [`Call`]: a stream of progress
 //! events and one final [`ToolResult`], and a way to cancel.
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod cache;
 mod call;
 mod code;

@@ -7,6 +7,7 @@ use serde_json::Value;
 /// value equal to one (a JSON string or number, a text that is nothing but the secret) is
 /// replaced: there the match cannot be a coincidence of a few common characters.
 const MIN_SECRET_LEN: usize = 4;
+/// What a sensitive value is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
 
 /// The values of a call's sensitive inputs, each in every spelling it can take on its way
@@ -52,6 +53,7 @@ impl Secrets {
         Secrets { spellings, whole }
     }
 
+    /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.spellings.is_empty() && self.whole.is_empty()
     }

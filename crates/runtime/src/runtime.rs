@@ -30,6 +30,7 @@ pub enum ToolRef {
 }
 
 impl ToolRef {
+    /// The tool's name: a folder tool's TOOL.md `name`; a native tool's name.
     pub fn name(&self) -> &str {
         match self {
             ToolRef::Folder(t) => &t.manifest.name,
@@ -90,8 +91,11 @@ enum ValidatorKey {
 
 /// One call to make.
 pub struct CallRequest {
+    /// The tool to call.
     pub tool: ToolRef,
+    /// The arguments, validated against the tool's input schema before it runs.
     pub args: Value,
+    /// The user the call runs for, and that user's home.
     pub user: UserSpace,
     /// Passed to `execute` as `toolCallId`; generated when absent.
     pub tool_call_id: Option<String>,
