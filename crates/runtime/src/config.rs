@@ -10,7 +10,7 @@ use serde_json::Value;
 use toolhost_sandbox::{SandboxConfig, View};
 
 /// The `PATH` of every tool process.
-pub const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(crate) const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// How calls run. Every field has a default, so an empty config works.
 #[derive(Debug, Clone, Deserialize)]

@@ -4,6 +4,10 @@
 //!
 //! The entry point is [`Runtime::call`], which returns a [`Call`]: a stream of progress
 //! events and one final [`ToolResult`], and a way to cancel.
+//!
+//! A [`Runtime`] keeps the life of a call (validation, deadline, idle timer,
+//! cancellation and its grace, redaction, normalisation); an [`Executor`] runs it. The
+//! [`LocalExecutor`] runs calls on this host; [`Runtime::with_executor`] takes any other.
 
 #![warn(missing_docs, unreachable_pub)]
 

@@ -174,7 +174,7 @@ pub fn cap_text(result: &mut ToolResult, cap: usize, already_cut_from: Option<us
     )));
 }
 
-pub fn human_bytes(n: usize) -> String {
+pub(crate) fn human_bytes(n: usize) -> String {
     const MIB: usize = 1024 * 1024;
     if n >= MIB {
         format!("{:.1} MiB", n as f64 / MIB as f64)

@@ -93,7 +93,7 @@ enum Next {
 }
 
 impl NodePool {
-    pub fn new(spawn: WorkerSpawn, env: ToolEnv, limits: Limits) -> Self {
+    pub(crate) fn new(spawn: WorkerSpawn, env: ToolEnv, limits: Limits) -> Self {
         let max_workers = limits.max_workers.max(1);
         NodePool {
             spawn,
@@ -113,7 +113,7 @@ impl NodePool {
     /// A live worker for `key` (running in `space`), started if needed, with one call
     /// reserved on it. While it waits for room, `waiting` says why (the caller's
     /// deadline and cancellation end the wait, and name it).
-    pub async fn acquire(
+    pub(crate) async fn acquire(
         &self,
         space: &UserSpace,
         key: WorkerKey,
@@ -210,7 +210,7 @@ impl NodePool {
     }
 
     /// Retires workers idle for longer than `after`, and forgets dead ones.
-    pub fn retire_idle(&self, after: Duration) {
+    pub(crate) fn retire_idle(&self, after: Duration) {
         let mut st = self.state();
         let before = st.workers.len();
         st.workers.retain(|w| {
@@ -228,12 +228,12 @@ impl NodePool {
     }
 
     /// Number of live workers (for tests and status).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.state().workers.iter().filter(|w| w.is_alive()).count()
     }
 
     /// Process groups of the live workers (for measurements).
-    pub fn process_groups(&self) -> Vec<i32> {
+    pub(crate) fn process_groups(&self) -> Vec<i32> {
         self.state()
             .workers
             .iter()
@@ -242,7 +242,7 @@ impl NodePool {
             .collect()
     }
 
-    pub fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         for w in self.state().workers.drain(..) {
             w.kill("shutting down");
         }

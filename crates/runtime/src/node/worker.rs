@@ -93,7 +93,7 @@ pub(crate) struct Worker {
 static SOCKET_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Worker {
-    pub async fn spawn(
+    pub(crate) async fn spawn(
         spawn: &WorkerSpawn,
         space: &UserSpace,
         env: &ToolEnv,
@@ -261,15 +261,15 @@ impl Worker {
         Ok(worker)
     }
 
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         self.alive.load(Ordering::Acquire)
     }
 
-    pub fn in_flight(&self) -> usize {
+    pub(crate) fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Acquire)
     }
 
-    pub fn idle_for(&self) -> Duration {
+    pub(crate) fn idle_for(&self) -> Duration {
         self.last_used
             .lock()
             .map(|t| t.elapsed())
@@ -278,13 +278,13 @@ impl Worker {
 
     /// Counts a call about to start, so the pool neither retires this worker nor
     /// over-fills it meanwhile. The pool calls it under its lock; `start_call` follows.
-    pub fn reserve(&self) {
+    pub(crate) fn reserve(&self) {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Starts a call reserved with [`Worker::reserve`]; its events arrive on the returned
     /// receiver until a final one.
-    pub fn start_call(
+    pub(crate) fn start_call(
         self: &Arc<Self>,
         entry: &Path,
         version: &str,
@@ -323,12 +323,12 @@ impl Worker {
     }
 
     /// Asks call `id` to stop: its `AbortSignal` fires.
-    pub fn cancel(&self, id: u64) {
+    pub(crate) fn cancel(&self, id: u64) {
         // A cancel message always serialises.
         let _ = self.send(&HostMessage::Cancel { id });
     }
 
-    pub fn finish(&self, id: u64) {
+    pub(crate) fn finish(&self, id: u64) {
         self.secrets.call_ended(id);
         let removed = self
             .calls
@@ -360,7 +360,7 @@ impl Worker {
     }
 
     /// Kills the worker's whole process group; its in-flight calls end with `why`.
-    pub fn kill(&self, why: &str) {
+    pub(crate) fn kill(&self, why: &str) {
         tracing::debug!(pid = self.pid, user = %self.key.user, tool = ?self.key.tool, "{why}: killing the Node.js worker");
         self.alive.store(false, Ordering::Release);
         signal_group(self.pid, rustix::process::Signal::KILL);
