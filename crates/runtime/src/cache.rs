@@ -29,7 +29,7 @@ pub(crate) struct Caches {
 impl Caches {
     /// Takes `<cache>/ts` over: only its owner may enter it. Entries of the old shared
     /// layout (`<cache>/ts/<sha256>.js`, readable by every user's sandbox) are removed.
-    pub fn new(cache: &Path, harness: PathBuf) -> io::Result<Caches> {
+    pub(crate) fn new(cache: &Path, harness: PathBuf) -> io::Result<Caches> {
         let transpiled = cache.join("ts");
         std::fs::create_dir_all(&transpiled)?;
         std::fs::set_permissions(&transpiled, std::fs::Permissions::from_mode(0o700))?;
@@ -48,14 +48,14 @@ impl Caches {
     }
 
     /// `user`'s directory of transpiled code (it may not exist yet).
-    pub fn transpiled(&self, user: &str) -> PathBuf {
+    pub(crate) fn transpiled(&self, user: &str) -> PathBuf {
         self.transpiled.join(user_key(user))
     }
 
     /// `user`'s directory, created if missing, readable by `group` (the gid of the user's
     /// sandboxes on a root host) and nobody else but its owner. Costs one `stat` when it is
     /// already so.
-    pub fn ensure_transpiled(&self, user: &str, group: Option<u32>) -> io::Result<PathBuf> {
+    pub(crate) fn ensure_transpiled(&self, user: &str, group: Option<u32>) -> io::Result<PathBuf> {
         let dir = self.transpiled(user);
         let mode = if group.is_some() { 0o750 } else { 0o700 };
         let meta = match std::fs::symlink_metadata(&dir) {

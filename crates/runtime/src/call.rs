@@ -16,11 +16,14 @@ use crate::ToolResult;
 /// and always the last one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
+    /// The update's number: one more per update the tool sent.
     pub seq: u64,
+    /// MCP content blocks, redacted.
     pub content: Vec<Value>,
 }
 
 impl Progress {
+    /// The text of the update's text blocks, one per line.
     pub fn text(&self) -> String {
         self.content
             .iter()
@@ -30,9 +33,12 @@ impl Progress {
     }
 }
 
+/// What a call yields: progress updates, then its result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallEvent {
+    /// A progress update.
     Progress(Progress),
+    /// The call's result; nothing follows.
     Done(ToolResult),
 }
 
@@ -65,6 +71,7 @@ impl ProgressQueue {
 /// A call. It makes progress while polled through [`Call::next`] or [`Call::result`];
 /// dropping it cancels the call.
 pub struct Call {
+    /// The call's id: the caller's `tool_call_id`, or one generated.
     pub id: String,
     pub(crate) progress: Arc<ProgressQueue>,
     pub(crate) run: Option<Pin<Box<dyn Future<Output = ToolResult> + Send>>>,
@@ -121,6 +128,7 @@ impl Call {
 pub struct Canceller(watch::Sender<bool>);
 
 impl Canceller {
+    /// Cancels the call, as [`Call::cancel`] does.
     pub fn cancel(&self) {
         let _ = self.0.send(true);
     }

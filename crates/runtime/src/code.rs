@@ -29,7 +29,7 @@ pub(crate) struct Code {
 impl Code {
     /// Makes `dir`'s code ready in `user`'s cache; returns its version. Costs an `openat2`
     /// and an `fstat` per module file when nothing changed since the last call.
-    pub async fn prepare(
+    pub(crate) async fn prepare(
         &self,
         launcher: &Launcher,
         dir: &Path,
@@ -89,7 +89,7 @@ impl Code {
 
     /// Makes the next call of `dir` for `user` check the cache again (a load failed: the
     /// cache may have been cleared).
-    pub fn forget(&self, dir: &Path, user: &str) {
+    pub(crate) fn forget(&self, dir: &Path, user: &str) {
         if let Ok(mut p) = self.prepared.lock() {
             p.remove(&(user.to_string(), dir.to_path_buf()));
         }

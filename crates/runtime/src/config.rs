@@ -10,7 +10,7 @@ use serde_json::Value;
 use toolhost_sandbox::{InvalidSetting, SandboxConfig, View};
 
 /// The `PATH` of every tool process.
-pub const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(crate) const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// How calls run. Every field has a default, so an empty config works.
 #[derive(Debug, Clone, Deserialize)]
@@ -18,7 +18,9 @@ pub const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 pub struct RuntimeConfig {
     /// The Node.js executable for TypeScript and JavaScript tools.
     pub node: PathBuf,
+    /// The Python interpreter for Python tools.
     pub python: PathBuf,
+    /// The shell for Bash tools.
     pub bash: PathBuf,
     /// Node.js workers alive at once, over all users.
     pub max_workers: usize,
@@ -157,7 +159,9 @@ pub struct ToolEnv {
 /// it overlaps) before a tool runs in it; [`UserSpace::in_homes`] checks the name first.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct UserSpace {
+    /// The user's name (the user-name rule of [`toolhost_catalog::validate_user`]).
     pub user: String,
+    /// The user's home: its tools' working directory and `HOME`.
     pub home: PathBuf,
 }
 

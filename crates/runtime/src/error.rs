@@ -4,23 +4,32 @@ use std::path::{Path, PathBuf};
 /// instead: the model must always get an answer it can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
+    /// A file or directory the runtime needs could not be read, written or made.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What went wrong.
         source: std::io::Error,
     },
+    /// A tool's program (Node.js, Python, Bash) could not be started.
     #[error("cannot start {}: {source}", program.display())]
     Spawn {
+        /// The program.
         program: PathBuf,
+        /// What went wrong.
         source: std::io::Error,
     },
+    /// A Node.js worker did not start (or its tool's code could not be read for it).
     #[error("{0}")]
     WorkerStart(String),
+    /// A tool's TypeScript could not be transpiled.
     #[error("{0}")]
     Transpile(toolhost_transpile::TranspileError),
     /// The sandbox could not be set up or started.
     #[error(transparent)]
     Isolation(#[from] toolhost_sandbox::SandboxError),
+    /// A tool the sandbox cannot show or run (a folder outside the tool roots, say).
     #[error("{0}")]
     Sandbox(String),
     /// A setting no call could work with (a limit of zero, an unsafe uid range).

@@ -12,9 +12,96 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::node::WorkerEvent;
+/// What a running call reports to the call's lifecycle, whoever runs it (a Node.js
+/// worker, a per-call process, a native tool, or an executor elsewhere). A call reports
+/// any number of progress updates and log lines, then exactly one outcome: `Result`,
+/// `Error` or `Died`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecutionEvent {
+    /// A progress update: MCP content blocks (`{"type": "text", "text": …}`, …).
+    Progress(Vec<Value>),
+    /// A line the tool logged (its console, stdout or stderr); never shown to the caller.
+    Log {
+        /// The console method or stream it came from (`log`, `warn`, `stderr`, …).
+        level: String,
+        /// The line, as the tool wrote it (the lifecycle redacts it).
+        text: String,
+    },
+    /// What the tool returned, before normalisation (see [`crate::normalise`]).
+    Result {
+        /// The returned value: a `{content: [...]}` object, a string or any JSON.
+        value: Value,
+        /// The value's length before the runner cut it, when it did.
+        truncated_from: Option<usize>,
+    },
+    /// The tool failed.
+    Error {
+        /// How it failed.
+        kind: ErrorKind,
+        /// What the caller is told (the lifecycle adds context for some kinds).
+        message: String,
+        /// A stack trace or other detail for the log; may be empty.
+        stack: String,
+    },
+    /// What ran the call ended (or broke its protocol) before the call finished.
+    Died(String),
+}
+
+impl ExecutionEvent {
+    /// Whether this is a call's outcome (after which it reports nothing more).
+    pub fn is_outcome(&self) -> bool {
+        !matches!(
+            self,
+            ExecutionEvent::Progress(_) | ExecutionEvent::Log { .. }
+        )
+    }
+}
+
+/// How a tool failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Its code could not be loaded (a syntax error, a missing module, a stale cache).
+    Load,
+    /// Its entry file has no `execute` function.
+    Export,
+    /// It was cancelled before it started.
+    Cancelled,
+    /// It threw or rejected.
+    Throw,
+    /// What it returned cannot be turned into JSON.
+    Serialize,
+    /// A native tool returned an error.
+    Native,
+    /// Its process was stopped for filling its home (the quota).
+    Quota,
+    /// Its process exited with a failure status.
+    Exit,
+}
+
+impl ErrorKind {
+    /// The kind's name in logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Load => "load",
+            ErrorKind::Export => "export",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Throw => "throw",
+            ErrorKind::Serialize => "serialize",
+            ErrorKind::Native => "native",
+            ErrorKind::Quota => "quota",
+            ErrorKind::Exit => "exit",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Progress updates waiting for the call loop.
 pub(crate) const MAX_PROGRESS: usize = 64;
@@ -24,13 +111,13 @@ pub(crate) const MAX_LOGS: usize = 256;
 /// An event, and for a progress update how many updates the tool sent that it stands for
 /// (1, or more when it replaced waiting ones).
 pub(crate) struct Received {
-    pub event: WorkerEvent,
+    pub event: ExecutionEvent,
     pub stands_for: u64,
 }
 
 #[derive(Default)]
 struct State {
-    queue: VecDeque<(WorkerEvent, u64)>,
+    queue: VecDeque<(ExecutionEvent, u64)>,
     progress: usize,
     logs: usize,
     dropped_logs: u64,
@@ -49,8 +136,9 @@ impl Shared {
     }
 }
 
-/// A call's event queue: any number of senders, one receiver.
-pub(crate) fn channel() -> (EventSender, EventReceiver) {
+/// A call's event queue: any number of senders (whatever runs the call), one receiver
+/// (the call's lifecycle).
+pub fn channel() -> (EventSender, EventReceiver) {
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             senders: 1,
@@ -61,7 +149,8 @@ pub(crate) fn channel() -> (EventSender, EventReceiver) {
     (EventSender(Arc::clone(&shared)), EventReceiver(shared))
 }
 
-pub(crate) struct EventSender(Arc<Shared>);
+/// The sending side of a call's event queue; cheap to clone.
+pub struct EventSender(Arc<Shared>);
 
 impl Clone for EventSender {
     fn clone(&self) -> Self {
@@ -79,19 +168,19 @@ impl Drop for EventSender {
 
 impl EventSender {
     /// Queues `event`; `false` when the receiver is gone (nobody waits for the call).
-    pub fn send(&self, event: WorkerEvent) -> bool {
+    pub fn send(&self, event: ExecutionEvent) -> bool {
         let mut st = self.0.state();
         if st.closed {
             return false;
         }
         match event {
-            WorkerEvent::Progress(_) if st.progress >= MAX_PROGRESS => {
+            ExecutionEvent::Progress(_) if st.progress >= MAX_PROGRESS => {
                 // The newest waiting update is superseded by this one: replace it in place
                 // of pushing, so order holds and the last update survives.
                 let newest = st
                     .queue
                     .iter()
-                    .rposition(|(e, _)| matches!(e, WorkerEvent::Progress(_)));
+                    .rposition(|(e, _)| matches!(e, ExecutionEvent::Progress(_)));
                 if let Some(i) = newest
                     && let Some((_, stood_for)) = st.queue.remove(i)
                 {
@@ -103,15 +192,15 @@ impl EventSender {
                 st.progress += 1;
                 st.queue.push_back((event, 1));
             }
-            WorkerEvent::Progress(_) => {
+            ExecutionEvent::Progress(_) => {
                 st.progress += 1;
                 st.queue.push_back((event, 1));
             }
-            WorkerEvent::Log { .. } if st.logs >= MAX_LOGS => {
+            ExecutionEvent::Log { .. } if st.logs >= MAX_LOGS => {
                 st.dropped_logs += 1;
                 return true;
             }
-            WorkerEvent::Log { .. } => {
+            ExecutionEvent::Log { .. } => {
                 st.logs += 1;
                 st.queue.push_back((event, 1));
             }
@@ -123,7 +212,9 @@ impl EventSender {
     }
 }
 
-pub(crate) struct EventReceiver(Arc<Shared>);
+/// The receiving side of a call's event queue, read by the call's lifecycle. Dropping it
+/// tells the senders that nobody waits for the call any more.
+pub struct EventReceiver(Arc<Shared>);
 
 impl Drop for EventReceiver {
     fn drop(&mut self) {
@@ -135,7 +226,7 @@ impl Drop for EventReceiver {
 
 impl EventReceiver {
     /// The next event; `None` once every sender is gone and nothing waits.
-    pub async fn recv(&mut self) -> Option<Received> {
+    pub(crate) async fn recv(&mut self) -> Option<Received> {
         loop {
             // Registered before looking, so a send in between is not missed.
             let ready = self.0.ready.notified();
@@ -145,7 +236,7 @@ impl EventReceiver {
                 if st.dropped_logs > 0 && st.logs == 0 {
                     let n = std::mem::take(&mut st.dropped_logs);
                     return Some(Received {
-                        event: WorkerEvent::Log {
+                        event: ExecutionEvent::Log {
                             level: "warn".into(),
                             text: format!(
                                 "toolhost: {n} lines of the tool's log were dropped while \
@@ -157,8 +248,8 @@ impl EventReceiver {
                 }
                 if let Some((event, stands_for)) = st.queue.pop_front() {
                     match event {
-                        WorkerEvent::Progress(_) => st.progress -= 1,
-                        WorkerEvent::Log { .. } => st.logs -= 1,
+                        ExecutionEvent::Progress(_) => st.progress -= 1,
+                        ExecutionEvent::Log { .. } => st.logs -= 1,
                         _ => {}
                     }
                     return Some(Received { event, stands_for });
@@ -178,15 +269,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn progress(n: u64) -> WorkerEvent {
-        WorkerEvent::Progress(vec![json!({"type": "text", "text": n.to_string()})])
+    fn progress(n: u64) -> ExecutionEvent {
+        ExecutionEvent::Progress(vec![json!({"type": "text", "text": n.to_string()})])
     }
 
-    fn text(e: &WorkerEvent) -> String {
+    fn text(e: &ExecutionEvent) -> String {
         match e {
-            WorkerEvent::Progress(c) => c[0]["text"].as_str().unwrap().to_string(),
-            WorkerEvent::Log { text, .. } => text.clone(),
-            WorkerEvent::Result { .. } => "result".into(),
+            ExecutionEvent::Progress(c) => c[0]["text"].as_str().unwrap().to_string(),
+            ExecutionEvent::Log { text, .. } => text.clone(),
+            ExecutionEvent::Result { .. } => "result".into(),
             _ => "other".into(),
         }
     }
@@ -199,12 +290,12 @@ mod tests {
             assert!(tx.send(progress(n)));
         }
         for n in 0..10_000 {
-            tx.send(WorkerEvent::Log {
+            tx.send(ExecutionEvent::Log {
                 level: "log".into(),
                 text: format!("line {n}"),
             });
         }
-        tx.send(WorkerEvent::Result {
+        tx.send(ExecutionEvent::Result {
             value: json!("done"),
             truncated_from: None,
         });
@@ -213,7 +304,7 @@ mod tests {
         let mut stood_for = 0;
         let mut last = 0;
         while let Some(r) = rx.recv().await {
-            if let WorkerEvent::Progress(_) = r.event {
+            if let ExecutionEvent::Progress(_) = r.event {
                 let n: u64 = text(&r.event).parse().unwrap();
                 assert!(n > last, "order kept");
                 last = n;

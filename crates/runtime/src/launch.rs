@@ -57,7 +57,7 @@ pub(crate) struct Started {
 }
 
 impl Launcher {
-    pub async fn start(&self, p: ToolProcess<'_>) -> Result<Started, RuntimeError> {
+    pub(crate) async fn start(&self, p: ToolProcess<'_>) -> Result<Started, RuntimeError> {
         let Some(sandbox) = &self.sandbox else {
             let mut env = p.env.for_user(p.space);
             env.extend(p.extra_env);
@@ -140,7 +140,7 @@ impl Launcher {
 
     /// Whether a call for `space` may start, by its home's quota (see [`Sandbox::admit`]);
     /// always without a sandbox.
-    pub async fn admit(&self, space: &UserSpace, env: &ToolEnv) -> Result<(), RuntimeError> {
+    pub(crate) async fn admit(&self, space: &UserSpace, env: &ToolEnv) -> Result<(), RuntimeError> {
         match &self.sandbox {
             Some(sandbox) => sandbox
                 .admit(&space.home, &env.roots_for(space))
@@ -185,7 +185,7 @@ fn sandbox_terms(e: SandboxError, view: &View, extra: &[Mount], sandbox: &Sandbo
 impl Launcher {
     /// `user`'s own directory of transpiled code, created if missing, readable by that
     /// user's sandboxes only.
-    pub fn transpiled_dir(&self, user: &str) -> Result<PathBuf, RuntimeError> {
+    pub(crate) fn transpiled_dir(&self, user: &str) -> Result<PathBuf, RuntimeError> {
         let group = self.tool_user(user)?.map(|ids| ids.gid);
         self.caches
             .ensure_transpiled(user, group)
@@ -196,7 +196,7 @@ impl Launcher {
     /// root host with the sandbox on; the host itself otherwise (`None`: an unprivileged
     /// host's tools run as its own uid anyway, and without a sandbox there is no boundary).
     /// `Err` when the sandbox cannot name that uid (then nothing may be read for the tool).
-    pub fn tool_user(&self, user: &str) -> Result<Option<Ids>, RuntimeError> {
+    pub(crate) fn tool_user(&self, user: &str) -> Result<Option<Ids>, RuntimeError> {
         let Some(sandbox) = self.sandbox.as_ref() else {
             return Ok(None);
         };
@@ -209,7 +209,7 @@ impl Launcher {
 
     /// Gives `paths` to the uid `user`'s sandboxed tools run as, so they can use them
     /// (a worker's socket). Nothing to do without a sandbox or on an unprivileged host.
-    pub fn hand_over(&self, user: &str, paths: &[&Path]) -> Result<(), RuntimeError> {
+    pub(crate) fn hand_over(&self, user: &str, paths: &[&Path]) -> Result<(), RuntimeError> {
         let Some(sandbox) = &self.sandbox else {
             return Ok(());
         };

@@ -4,6 +4,12 @@
 //!
 //! The entry point is [`Runtime::call`], which returns a [`Call`]: a stream of progress
 //! events and one final [`ToolResult`], and a way to cancel.
+//!
+//! A [`Runtime`] keeps the life of a call (validation, deadline, idle timer,
+//! cancellation and its grace, redaction, normalisation); an [`Executor`] runs it. The
+//! [`LocalExecutor`] runs calls on this host; [`Runtime::with_executor`] takes any other.
+
+#![warn(missing_docs, unreachable_pub)]
 
 mod cache;
 mod call;
@@ -12,9 +18,11 @@ mod config;
 mod email_db;
 mod error;
 mod events;
+mod executor;
 mod home;
 mod launch;
 mod lines;
+mod local;
 mod native;
 mod node;
 mod overlap;
@@ -30,6 +38,9 @@ mod version;
 pub use call::{Call, CallEvent, Canceller, Progress};
 pub use config::{RuntimeConfig, ToolEnv, UserSpace, WorkerScope};
 pub use error::RuntimeError;
+pub use events::{ErrorKind, EventReceiver, EventSender, ExecutionEvent, channel};
+pub use executor::{Execution, ExecutionControl, Executor, Running, Waiting};
+pub use local::{LocalControl, LocalExecutor};
 pub use native::{NativeContext, NativeTool};
 pub use redact::{REDACTED, Secrets};
 pub use result::{ToolResult, cap_text, normalise, text_block};

@@ -9,7 +9,9 @@ use tokio::sync::watch;
 /// A tool implemented in Rust. It goes through the same call path as folder tools:
 /// argument validation, deadlines, cancellation, progress, result normalisation.
 pub trait NativeTool: Send + Sync + 'static {
+    /// The tool's name, as callers name it.
     fn name(&self) -> &str;
+    /// What the tool does, for the model.
     fn description(&self) -> &str;
     /// The JSON Schema of the arguments (for example derived with schemars).
     fn input_schema(&self) -> Value;
@@ -29,6 +31,7 @@ pub trait NativeTool: Send + Sync + 'static {
 /// What a native tool gets besides its arguments.
 #[derive(Clone)]
 pub struct NativeContext {
+    /// The call's id.
     pub tool_call_id: String,
     pub(crate) cancelled: watch::Receiver<bool>,
     pub(crate) progress: crate::events::EventSender,
@@ -47,8 +50,10 @@ impl NativeContext {
 
     /// Reports progress to the caller.
     pub fn progress(&self, text: impl Into<String>) {
-        let _ = self.progress.send(crate::node::WorkerEvent::Progress(vec![
-            crate::result::text_block(text),
-        ]));
+        let _ = self
+            .progress
+            .send(crate::events::ExecutionEvent::Progress(vec![
+                crate::result::text_block(text),
+            ]));
     }
 }

@@ -17,7 +17,7 @@ pub(crate) enum Relation {
 
 impl Relation {
     /// "`a` {is, contains, lies inside} `b`".
-    pub fn verb(self) -> &'static str {
+    pub(crate) fn verb(self) -> &'static str {
         match self {
             Relation::Same => "is",
             Relation::Contains => "contains",

@@ -13,10 +13,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::RuntimeError;
 use crate::config::{ToolEnv, UserSpace};
-use crate::events::{EventReceiver, EventSender};
+use crate::events::{ErrorKind, EventReceiver, EventSender, ExecutionEvent};
 use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
-use crate::node::{Control, WorkerEvent};
 use toolhost_sandbox::LaunchArg;
 
 const PROGRESS_PREFIX: &str = "::progress::";
@@ -62,7 +61,8 @@ pub(crate) struct ProcessCall<'a> {
     pub max_text: usize,
 }
 
-pub(crate) async fn spawn(call: ProcessCall<'_>) -> Result<(Control, EventReceiver), RuntimeError> {
+/// Starts the call's process; returns its process group and the call's events.
+pub(crate) async fn spawn(call: ProcessCall<'_>) -> Result<(i32, EventReceiver), RuntimeError> {
     let mut extra_env = param_env(call.params);
     extra_env.push(("TOOL_CALL_ID".into(), call.tool_call_id.to_string()));
     let Started {
@@ -140,8 +140,8 @@ pub(crate) async fn spawn(call: ProcessCall<'_>) -> Result<(Control, EventReceiv
         drop(watched);
         let event = match status {
             // Stopped by the home quota: that is the reason, whatever the tool printed.
-            Ok(s) if !s.success() && stopped.is_some() => WorkerEvent::Error {
-                kind: "quota".into(),
+            Ok(s) if !s.success() && stopped.is_some() => ExecutionEvent::Error {
+                kind: ErrorKind::Quota,
                 message: stopped.unwrap_or_default(),
                 stack: String::new(),
             },
@@ -156,7 +156,7 @@ pub(crate) async fn spawn(call: ProcessCall<'_>) -> Result<(Control, EventReceiv
                     }
                     _ => Value::String(text),
                 };
-                WorkerEvent::Result {
+                ExecutionEvent::Result {
                     value,
                     truncated_from,
                 }
@@ -169,17 +169,17 @@ pub(crate) async fn spawn(call: ProcessCall<'_>) -> Result<(Control, EventReceiv
                 if message.is_empty() {
                     message = crate::node::describe_exit(s);
                 }
-                WorkerEvent::Error {
-                    kind: "exit".into(),
+                ExecutionEvent::Error {
+                    kind: ErrorKind::Exit,
                     message,
                     stack: String::new(),
                 }
             }
-            Err(e) => WorkerEvent::Died(format!("waiting for the tool's process failed: {e}")),
+            Err(e) => ExecutionEvent::Died(format!("waiting for the tool's process failed: {e}")),
         };
         let _ = tx.send(event);
     });
-    Ok((Control::Process { pgid }, rx))
+    Ok((pgid, rx))
 }
 
 /// Waits for both readers, remembering which finished: a `JoinHandle` must not be polled
@@ -229,7 +229,7 @@ async fn read_stderr(stream: Option<impl AsyncRead + Unpin>, tx: EventSender) ->
     let mut tail = String::new();
     for_each_line(stream, MAX_LINE, |text, _| {
         let event = match text.strip_prefix(PROGRESS_PREFIX) {
-            Some(rest) => WorkerEvent::Progress(vec![crate::result::text_block(rest.trim())]),
+            Some(rest) => ExecutionEvent::Progress(vec![crate::result::text_block(rest.trim())]),
             None => {
                 tail.push_str(&text);
                 tail.push('\n');
@@ -240,7 +240,7 @@ async fn read_stderr(stream: Option<impl AsyncRead + Unpin>, tx: EventSender) ->
                     }
                     tail.drain(..cut);
                 }
-                WorkerEvent::Log {
+                ExecutionEvent::Log {
                     level: "stderr".into(),
                     text,
                 }

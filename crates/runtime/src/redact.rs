@@ -7,6 +7,7 @@ use serde_json::Value;
 /// value equal to one (a JSON string or number, a text that is nothing but the secret) is
 /// replaced: there the match cannot be a coincidence of a few common characters.
 const MIN_SECRET_LEN: usize = 4;
+/// What a sensitive value is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
 
 /// The values of a call's sensitive inputs, each in every spelling it can take on its way
@@ -52,6 +53,7 @@ impl Secrets {
         Secrets { spellings, whole }
     }
 
+    /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.spellings.is_empty() && self.whole.is_empty()
     }
@@ -133,13 +135,13 @@ impl SeenSecrets {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn call_started(&self, id: u64, secrets: &Secrets) {
+    pub(crate) fn call_started(&self, id: u64, secrets: &Secrets) {
         if !secrets.is_empty() {
             self.seen().in_flight.insert(id, secrets.clone());
         }
     }
 
-    pub fn call_ended(&self, id: u64) {
+    pub(crate) fn call_ended(&self, id: u64) {
         let mut seen = self.seen();
         if let Some(secrets) = seen.in_flight.remove(&id) {
             if seen.ended.len() >= Self::REMEMBERED {
@@ -151,7 +153,7 @@ impl SeenSecrets {
 
     /// `text` with every secret this process was ever given (of the remembered calls)
     /// replaced.
-    pub fn clean(&self, text: &str) -> String {
+    pub(crate) fn clean(&self, text: &str) -> String {
         let seen = self.seen();
         let mut out = text.to_string();
         for s in seen.in_flight.values().chain(seen.ended.iter()) {
@@ -180,7 +182,10 @@ fn spellings(secret: &str) -> Vec<String> {
 }
 
 /// A copy of `args` with every sensitive parameter replaced, for logs.
-pub fn args_for_log<'a>(args: &Value, sensitive: impl IntoIterator<Item = &'a str>) -> Value {
+pub(crate) fn args_for_log<'a>(
+    args: &Value,
+    sensitive: impl IntoIterator<Item = &'a str>,
+) -> Value {
     let mut copy = args.clone();
     if let Value::Object(map) = &mut copy {
         for name in sensitive {

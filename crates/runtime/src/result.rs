@@ -13,9 +13,12 @@ use serde_json::{Value, json};
 /// The outcome of a call, as MCP and the HTTP API serve it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
+    /// MCP content blocks (text, image, resource, …).
     pub content: Vec<Value>,
+    /// Whether the call failed; `content` then says why.
     #[serde(rename = "isError")]
     pub is_error: bool,
+    /// The tool's structured result, when it returned one.
     #[serde(
         rename = "structuredContent",
         skip_serializing_if = "Option::is_none",
@@ -25,6 +28,7 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A successful result of one text block.
     pub fn text(text: impl Into<String>) -> Self {
         ToolResult {
             content: vec![text_block(text)],
@@ -33,6 +37,7 @@ impl ToolResult {
         }
     }
 
+    /// A failed result saying why in one text block.
     pub fn error(text: impl Into<String>) -> Self {
         ToolResult {
             content: vec![text_block(text)],
@@ -85,6 +90,7 @@ impl ToolResult {
     }
 }
 
+/// An MCP text content block.
 pub fn text_block(text: impl Into<String>) -> Value {
     json!({"type": "text", "text": text.into()})
 }
@@ -168,7 +174,7 @@ pub fn cap_text(result: &mut ToolResult, cap: usize, already_cut_from: Option<us
     )));
 }
 
-pub fn human_bytes(n: usize) -> String {
+pub(crate) fn human_bytes(n: usize) -> String {
     const MIB: usize = 1024 * 1024;
     if n >= MIB {
         format!("{:.1} MiB", n as f64 / MIB as f64)

@@ -66,7 +66,7 @@ fn become_user(ids: Ids) -> Result<(), String> {
 pub(crate) struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
 
 impl StopOnDrop {
-    pub fn flag(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    pub(crate) fn flag(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
         std::sync::Arc::clone(&self.0)
     }
 }

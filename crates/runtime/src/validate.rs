@@ -180,6 +180,7 @@ fn parse_integer(s: &str) -> Option<Number> {
 /// Why a call's arguments were rejected: every problem found, sorted by parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgsError {
+    /// The problems, sorted by parameter.
     pub problems: Vec<Problem>,
 }
 
@@ -188,6 +189,7 @@ pub struct ArgsError {
 pub struct Problem {
     /// The parameter concerned (the first segment of the instance path), if any.
     pub parameter: Option<String>,
+    /// What is wrong, in words for the model (never echoing a sensitive value).
     pub message: String,
 }
 

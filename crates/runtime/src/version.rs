@@ -27,7 +27,7 @@ pub(crate) struct CodeVersions {
 impl CodeVersions {
     /// The version of `dir` when it was last walked, if no file found then has changed.
     /// A re-check stats only files inside the folder, so it runs as the host.
-    pub fn unchanged(&self, dir: &Path) -> Option<String> {
+    pub(crate) fn unchanged(&self, dir: &Path) -> Option<String> {
         let snap = self.known.lock().ok()?.get(dir).cloned()?;
         let folder = ToolFolder::open(dir).ok()?;
         snap.files
@@ -37,7 +37,7 @@ impl CodeVersions {
     }
 
     /// Remembers what a walk of `dir` found; returns its version.
-    pub fn remember(&self, dir: &Path, files: Vec<(PathBuf, Stamp)>) -> String {
+    pub(crate) fn remember(&self, dir: &Path, files: Vec<(PathBuf, Stamp)>) -> String {
         let version = version_of(&files);
         if let Ok(mut known) = self.known.lock() {
             if known.len() > 10_000 {

@@ -2,15 +2,18 @@
 
 use std::io;
 
-use serde_json::Value;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-pub(crate) fn encode(message: &Value) -> Vec<u8> {
-    let body = message.to_string();
-    let mut frame = Vec::with_capacity(4 + body.len());
-    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(body.as_bytes());
-    frame
+/// `message` as a frame, serialised in place behind its length.
+pub(crate) fn encode<T: Serialize>(message: &T) -> Result<Vec<u8>, serde_json::Error> {
+    let mut frame = Vec::with_capacity(256);
+    frame.extend_from_slice(&[0; 4]);
+    serde_json::to_writer(&mut frame, message)?;
+    let len = (frame.len() - 4) as u32;
+    frame[..4].copy_from_slice(&len.to_be_bytes());
+    Ok(frame)
 }
 
 #[derive(Debug)]
@@ -22,10 +25,11 @@ pub(crate) enum ReadError {
 
 /// Reads one frame; `Ok(None)` at a clean end of stream. A frame longer than `max` is a
 /// protocol violation: the worker's own caps keep honest frames well below it.
-pub(crate) async fn read<R: AsyncRead + Unpin>(
+/// The frame's JSON must be a `T`; anything else is `Malformed`.
+pub(crate) async fn read<R: AsyncRead + Unpin, T: DeserializeOwned>(
     r: &mut R,
     max: usize,
-) -> Result<Option<Value>, ReadError> {
+) -> Result<Option<T>, ReadError> {
     let mut head = [0u8; 4];
     match r.read_exact(&mut head).await {
         Ok(_) => {}
@@ -46,7 +50,11 @@ pub(crate) async fn read<R: AsyncRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    fn encode(v: &Value) -> Vec<u8> {
+        super::encode(v).unwrap()
+    }
 
     #[tokio::test]
     async fn round_trips_and_rejects_oversized_frames() {
@@ -54,19 +62,22 @@ mod tests {
         bytes.extend(encode(&json!({"n": 1})));
         let mut r = bytes.as_slice();
         assert_eq!(
-            read(&mut r, 100).await.unwrap(),
+            read::<_, Value>(&mut r, 100).await.unwrap(),
             Some(json!({"type": "ready"}))
         );
-        assert_eq!(read(&mut r, 100).await.unwrap(), Some(json!({"n": 1})));
-        assert!(read(&mut r, 100).await.unwrap().is_none());
+        assert_eq!(
+            read::<_, Value>(&mut r, 100).await.unwrap(),
+            Some(json!({"n": 1}))
+        );
+        assert!(read::<_, Value>(&mut r, 100).await.unwrap().is_none());
         let big = encode(&json!({"x": "y".repeat(200)}));
         assert!(matches!(
-            read(&mut big.as_slice(), 100).await,
+            read::<_, Value>(&mut big.as_slice(), 100).await,
             Err(ReadError::TooLarge(_))
         ));
         let bad = [0, 0, 0, 2, b'{', b'x'];
         assert!(matches!(
-            read(&mut bad.as_slice(), 100).await,
+            read::<_, Value>(&mut bad.as_slice(), 100).await,
             Err(ReadError::Malformed(_))
         ));
     }

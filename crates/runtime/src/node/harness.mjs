@@ -2,14 +2,19 @@
 //
 // argv: <transpile cache dir> <unix socket path>. The host listens on the socket and
 // accepts exactly this process's connection. Frames in both directions are a 4-byte
-// big-endian length and a UTF-8 JSON object. Messages:
+// big-endian length and a UTF-8 JSON object whose first field is `type`. The messages
+// are typed on the host's side in `protocol.rs`, which reads them strictly (an unknown
+// type, field or error kind stops the worker) and whose tests check this file against
+// them:
 //   host → worker: {type:'call', id, entry, version, toolCallId, params, maxText}
 //                  {type:'cancel', id}
 //   worker → host: {type:'ready', pid, node}
 //                  {type:'progress', id, content}
-//                  {type:'log', id, level, text}          (console and stdout/stderr of a call)
-//                  {type:'result', id, value, truncated}  (what execute returned)
-//                  {type:'error', id, kind, message, stack}
+//                  {type:'log', id, level, text}          (console and stdout/stderr; id null
+//                                                         when no call can be tied to it)
+//                  {type:'result', id, truncated, originalLength?, value}  (what execute returned)
+//                  {type:'error', id, kind, message, stack?}  (kind: load, export, cancelled,
+//                                                         throw, serialize)
 // The socket, unlike inherited fds, is close-on-exec: processes a tool spawns never see it.
 
 import { register } from 'node:module';

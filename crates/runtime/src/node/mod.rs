@@ -3,12 +3,13 @@
 mod frame;
 mod outbox;
 mod pool;
+mod protocol;
 mod worker;
 
 use std::path::{Path, PathBuf};
 
 pub(crate) use pool::{Limits, NodePool, WorkerKey};
-pub(crate) use worker::{Control, WorkerEvent, WorkerSpawn, describe_exit, signal_group};
+pub(crate) use worker::{Worker, WorkerSpawn, describe_exit, signal_group};
 
 const HARNESS: &str = include_str!("harness.mjs");
 const HOOKS: &str = include_str!("hooks.mjs");

@@ -17,7 +17,7 @@ pub(crate) struct Outbox {
 }
 
 impl Outbox {
-    pub fn new(half: OwnedWriteHalf) -> Outbox {
+    pub(super) fn new(half: OwnedWriteHalf) -> Outbox {
         let outbox = Outbox {
             half: Arc::new(half),
             queue: Arc::new(Mutex::new(VecDeque::new())),
@@ -48,7 +48,7 @@ impl Outbox {
         outbox
     }
 
-    pub fn send(&self, frame: Vec<u8>) {
+    pub(super) fn send(&self, frame: Vec<u8>) {
         let Ok(mut queue) = self.queue.lock() else {
             return;
         };

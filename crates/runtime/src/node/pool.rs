@@ -23,6 +23,7 @@ use tokio::sync::Notify;
 use super::worker::{Worker, WorkerSpawn};
 use crate::RuntimeError;
 use crate::config::{ToolEnv, UserSpace};
+use crate::executor::Waiting;
 
 /// What one worker serves, and only that.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -81,7 +82,7 @@ pub(crate) struct NodePool {
     max_calls_per_worker: usize,
     state: Mutex<State>,
     /// Signalled when a call ends, a worker starts or retires, so waiting callers look again.
-    changed: Notify,
+    changed: Arc<Notify>,
 }
 
 enum Next {
@@ -92,7 +93,7 @@ enum Next {
 }
 
 impl NodePool {
-    pub fn new(spawn: WorkerSpawn, env: ToolEnv, limits: Limits) -> Self {
+    pub(crate) fn new(spawn: WorkerSpawn, env: ToolEnv, limits: Limits) -> Self {
         let max_workers = limits.max_workers.max(1);
         NodePool {
             spawn,
@@ -101,7 +102,7 @@ impl NodePool {
             per_user: limits.per_user.clamp(1, max_workers),
             max_calls_per_worker: limits.max_calls_per_worker.max(1),
             state: Mutex::new(State::default()),
-            changed: Notify::new(),
+            changed: Arc::default(),
         }
     }
 
@@ -110,24 +111,24 @@ impl NodePool {
     }
 
     /// A live worker for `key` (running in `space`), started if needed, with one call
-    /// reserved on it. While it waits for room, `waiting_for` says why (the caller's
+    /// reserved on it. While it waits for room, `waiting` says why (the caller's
     /// deadline and cancellation end the wait, and name it).
-    pub async fn acquire(
+    pub(crate) async fn acquire(
         &self,
         space: &UserSpace,
         key: WorkerKey,
-        waiting_for: &Mutex<Option<String>>,
+        waiting: &Waiting,
     ) -> Result<Arc<Worker>, RuntimeError> {
         loop {
             // Created before looking, so a change made meanwhile is not missed.
             let changed = self.changed.notified();
             match self.next(&key) {
                 Next::Use(w) => {
-                    set(waiting_for, None);
+                    waiting.set(None);
                     return Ok(w);
                 }
                 Next::Wait(why) => {
-                    set(waiting_for, Some(why));
+                    waiting.set(Some(format!("a Node.js worker: {why}")));
                     changed.await;
                 }
                 Next::Start => {
@@ -135,7 +136,14 @@ impl NodePool {
                         pool: self,
                         key: key.clone(),
                     };
-                    let started = Worker::spawn(&self.spawn, space, &self.env, key).await;
+                    let started = Worker::spawn(
+                        &self.spawn,
+                        space,
+                        &self.env,
+                        key,
+                        Arc::clone(&self.changed),
+                    )
+                    .await;
                     let mut st = self.state();
                     if let Ok(w) = &started {
                         w.reserve();
@@ -201,12 +209,8 @@ impl NodePool {
         }
     }
 
-    pub fn call_ended(&self) {
-        self.changed.notify_waiters();
-    }
-
     /// Retires workers idle for longer than `after`, and forgets dead ones.
-    pub fn retire_idle(&self, after: Duration) {
+    pub(crate) fn retire_idle(&self, after: Duration) {
         let mut st = self.state();
         let before = st.workers.len();
         st.workers.retain(|w| {
@@ -224,12 +228,12 @@ impl NodePool {
     }
 
     /// Number of live workers (for tests and status).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.state().workers.iter().filter(|w| w.is_alive()).count()
     }
 
     /// Process groups of the live workers (for measurements).
-    pub fn process_groups(&self) -> Vec<i32> {
+    pub(crate) fn process_groups(&self) -> Vec<i32> {
         self.state()
             .workers
             .iter()
@@ -238,15 +242,11 @@ impl NodePool {
             .collect()
     }
 
-    pub fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         for w in self.state().workers.drain(..) {
             w.kill("shutting down");
         }
     }
-}
-
-fn set(cell: &Mutex<Option<String>>, value: Option<String>) {
-    *cell.lock().unwrap_or_else(|e| e.into_inner()) = value;
 }
 
 /// A pool slot held by a starting worker; released (and waiters woken) however the start ends.

@@ -6,82 +6,23 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::AsyncRead;
 use tokio::net::UnixListener;
+use tokio::sync::Notify;
 
 use super::frame::{self, ReadError};
 use super::outbox::Outbox;
 use super::pool::WorkerKey;
+use super::protocol::{CallMessage, HostMessage, WorkerMessage};
 use crate::RuntimeError;
 use crate::config::ToolEnv;
 use crate::config::UserSpace;
-use crate::events::{EventReceiver, EventSender};
+use crate::events::{EventReceiver, EventSender, ExecutionEvent};
 use crate::launch::{Launcher, Started, ToolProcess};
 use crate::lines::for_each_line;
 use crate::redact::{Secrets, SeenSecrets};
 use toolhost_sandbox::LaunchArg as Arg;
-
-/// What a running call reports, from a Node worker or a per-call process alike.
-#[derive(Debug)]
-pub(crate) enum WorkerEvent {
-    Progress(Vec<Value>),
-    Log {
-        level: String,
-        text: String,
-    },
-    Result {
-        value: Value,
-        truncated_from: Option<usize>,
-    },
-    Error {
-        kind: String,
-        message: String,
-        stack: String,
-    },
-    /// The process ended (or broke the protocol) before the call finished.
-    Died(String),
-}
-
-/// How the call loop stops what runs a call: ask nicely, then kill.
-pub(crate) enum Control {
-    Worker {
-        worker: Arc<Worker>,
-        id: u64,
-    },
-    Process {
-        pgid: i32,
-    },
-    /// A native tool: cancellation is its context's flag; killing aborts its task.
-    Task(tokio::task::AbortHandle),
-    /// Nothing left to stop.
-    Settled,
-}
-
-impl Control {
-    pub fn cancel(&self) {
-        match self {
-            Control::Worker { worker, id } => worker.send(&json!({"type": "cancel", "id": id})),
-            Control::Process { pgid } => signal_group(*pgid, rustix::process::Signal::TERM),
-            Control::Task(_) | Control::Settled => {}
-        }
-    }
-
-    pub fn kill(&self) {
-        match self {
-            Control::Worker { worker, .. } => worker.kill("killed after ignoring cancellation"),
-            Control::Process { pgid } => signal_group(*pgid, rustix::process::Signal::KILL),
-            Control::Task(task) => task.abort(),
-            Control::Settled => {}
-        }
-    }
-
-    pub fn finish(&self) {
-        if let Control::Worker { worker, id } = self {
-            worker.finish(*id);
-        }
-    }
-}
 
 pub(crate) fn signal_group(pgid: i32, signal: rustix::process::Signal) {
     if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
@@ -145,16 +86,19 @@ pub(crate) struct Worker {
     /// Replaces the spare sandbox helper this worker used, once its first call is done:
     /// a helper starting earlier would take CPU from the call that is waiting for it.
     refill: Mutex<Option<toolhost_sandbox::Refill>>,
+    /// The pool's signal that a call ended, for callers waiting for room.
+    pool_changed: Arc<Notify>,
 }
 
 static SOCKET_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Worker {
-    pub async fn spawn(
+    pub(crate) async fn spawn(
         spawn: &WorkerSpawn,
         space: &UserSpace,
         env: &ToolEnv,
         key: WorkerKey,
+        pool_changed: Arc<Notify>,
     ) -> Result<Arc<Worker>, RuntimeError> {
         let network = key.network;
         std::fs::create_dir_all(&space.home).map_err(|e| RuntimeError::io(&space.home, e))?;
@@ -236,8 +180,8 @@ impl Worker {
         let (reader, writer) = stream.into_split();
         let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, reader);
         match frame::read(&mut reader, spawn.max_frame).await {
-            Ok(Some(m)) if m["type"] == "ready" => {
-                tracing::debug!(pid, node = %m["node"], user = %space.user, "Node.js worker ready");
+            Ok(Some(WorkerMessage::Ready(ready))) => {
+                tracing::debug!(pid, node = %ready.node, user = %space.user, "Node.js worker ready");
             }
             other => {
                 let _ = child.start_kill();
@@ -260,6 +204,7 @@ impl Worker {
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             refill: Mutex::new(refill),
+            pool_changed,
         });
         // Output that bypasses the harness (a child process with inherited stdio, a crash
         // after the call ended) cannot be tied to a call, so it is redacted with the
@@ -316,15 +261,15 @@ impl Worker {
         Ok(worker)
     }
 
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         self.alive.load(Ordering::Acquire)
     }
 
-    pub fn in_flight(&self) -> usize {
+    pub(crate) fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Acquire)
     }
 
-    pub fn idle_for(&self) -> Duration {
+    pub(crate) fn idle_for(&self) -> Duration {
         self.last_used
             .lock()
             .map(|t| t.elapsed())
@@ -333,13 +278,13 @@ impl Worker {
 
     /// Counts a call about to start, so the pool neither retires this worker nor
     /// over-fills it meanwhile. The pool calls it under its lock; `start_call` follows.
-    pub fn reserve(&self) {
+    pub(crate) fn reserve(&self) {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Starts a call reserved with [`Worker::reserve`]; its events arrive on the returned
     /// receiver until a final one.
-    pub fn start_call(
+    pub(crate) fn start_call(
         self: &Arc<Self>,
         entry: &Path,
         version: &str,
@@ -347,7 +292,7 @@ impl Worker {
         params: &Value,
         secrets: &Secrets,
         max_text: usize,
-    ) -> (Control, EventReceiver) {
+    ) -> (u64, EventReceiver) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.secrets.call_started(id, secrets);
         let (tx, rx) = crate::events::channel();
@@ -356,29 +301,34 @@ impl Worker {
             calls.insert(id, tx.clone());
         }
         if !self.is_alive() {
-            let _ = tx.send(WorkerEvent::Died(
+            let _ = tx.send(ExecutionEvent::Died(
                 "the tool's Node.js process had already ended".into(),
             ));
         }
-        self.send(&json!({
-            "type": "call",
-            "id": id,
-            "entry": self.view.as_ref().and_then(|v| v.inside(entry)).as_deref().unwrap_or(entry),
-            "version": version,
-            "toolCallId": tool_call_id,
-            "params": params,
-            "maxText": max_text,
-        }));
-        (
-            Control::Worker {
-                worker: Arc::clone(self),
-                id,
-            },
-            rx,
-        )
+        let inside = self.view.as_ref().and_then(|v| v.inside(entry));
+        let call = HostMessage::Call(CallMessage {
+            id,
+            entry: inside.as_deref().unwrap_or(entry),
+            version,
+            tool_call_id,
+            params,
+            max_text,
+        });
+        if let Err(e) = self.send(&call) {
+            let _ = tx.send(ExecutionEvent::Died(format!(
+                "the call could not be sent to the tool's Node.js process: {e}"
+            )));
+        }
+        (id, rx)
     }
 
-    pub fn finish(&self, id: u64) {
+    /// Asks call `id` to stop: its `AbortSignal` fires.
+    pub(crate) fn cancel(&self, id: u64) {
+        // A cancel message always serialises.
+        let _ = self.send(&HostMessage::Cancel { id });
+    }
+
+    pub(crate) fn finish(&self, id: u64) {
         self.secrets.call_ended(id);
         let removed = self
             .calls
@@ -390,6 +340,7 @@ impl Worker {
         }
         self.touch();
         self.refill();
+        self.pool_changed.notify_waiters();
     }
 
     fn refill(&self) {
@@ -403,51 +354,29 @@ impl Worker {
         }
     }
 
-    fn send(&self, message: &Value) {
-        self.to_worker.send(frame::encode(message));
+    fn send(&self, message: &HostMessage<'_>) -> Result<(), serde_json::Error> {
+        self.to_worker.send(frame::encode(message)?);
+        Ok(())
     }
 
     /// Kills the worker's whole process group; its in-flight calls end with `why`.
-    pub fn kill(&self, why: &str) {
+    pub(crate) fn kill(&self, why: &str) {
         tracing::debug!(pid = self.pid, user = %self.key.user, tool = ?self.key.tool, "{why}: killing the Node.js worker");
         self.alive.store(false, Ordering::Release);
         signal_group(self.pid, rustix::process::Signal::KILL);
     }
 
-    fn dispatch(&self, message: Value) {
-        let Some(id) = message.get("id").and_then(Value::as_u64) else {
-            if message["type"] == "log" {
-                let text = self
-                    .secrets
-                    .clean(message["text"].as_str().unwrap_or_default());
+    fn dispatch(&self, message: WorkerMessage) {
+        let Some((id, event)) = message.into_event() else {
+            return;
+        };
+        let Some(id) = id else {
+            // Output no call can be tied to.
+            if let ExecutionEvent::Log { text, .. } = event {
+                let text = self.secrets.clean(&text);
                 tracing::info!(target: "toolhost::tool", pid = self.pid, "{text}");
             }
             return;
-        };
-        let event = match message["type"].as_str() {
-            Some("progress") => WorkerEvent::Progress(match message.get("content") {
-                Some(Value::Array(c)) => c.clone(),
-                _ => Vec::new(),
-            }),
-            Some("log") => WorkerEvent::Log {
-                level: message["level"].as_str().unwrap_or("log").to_string(),
-                text: message["text"].as_str().unwrap_or_default().to_string(),
-            },
-            Some("result") => {
-                let truncated_from = (message["truncated"] == true)
-                    .then(|| message["originalLength"].as_u64().unwrap_or(0) as usize);
-                let mut message = message;
-                WorkerEvent::Result {
-                    value: message["value"].take(),
-                    truncated_from,
-                }
-            }
-            Some("error") => WorkerEvent::Error {
-                kind: message["kind"].as_str().unwrap_or("throw").to_string(),
-                message: message["message"].as_str().unwrap_or_default().to_string(),
-                stack: message["stack"].as_str().unwrap_or_default().to_string(),
-            },
-            _ => return,
         };
         let sender = self.calls.lock().ok().and_then(|c| c.get(&id).cloned());
         if let Some(tx) = sender {
@@ -469,7 +398,7 @@ impl Worker {
         self.in_flight
             .fetch_sub(calls.len().min(self.in_flight()), Ordering::AcqRel);
         for (_, tx) in calls {
-            let _ = tx.send(WorkerEvent::Died(reason.to_string()));
+            let _ = tx.send(ExecutionEvent::Died(reason.to_string()));
         }
     }
 }
