@@ -70,7 +70,8 @@ pub struct Execution<'a> {
     pub waiting: &'a Waiting,
 }
 
-/// A started call: its handle and its events.
+/// A started call: its handle and its events (the receiving side of a
+/// [`crate::event_channel`] whose senders report the call).
 pub struct Running<C> {
     /// Stops the call, and tells the executor when it is over.
     pub control: C,

@@ -38,7 +38,7 @@ mod version;
 pub use call::{Call, CallEvent, Canceller, Progress};
 pub use config::{RuntimeConfig, ToolEnv, UserSpace, WorkerScope};
 pub use error::RuntimeError;
-pub use events::{ErrorKind, EventReceiver, EventSender, ExecutionEvent, channel};
+pub use events::{ErrorKind, EventReceiver, EventSender, ExecutionEvent, channel as event_channel};
 pub use executor::{Execution, ExecutionControl, Executor, Running, Waiting};
 pub use local::{LocalControl, LocalExecutor};
 pub use native::{NativeContext, NativeTool};

@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use toolhost_runtime::{
     CallEvent, CallRequest, ErrorKind, Execution, ExecutionControl, ExecutionEvent, Executor,
     NativeContext, NativeTool, REDACTED, Running, Runtime, RuntimeConfig, RuntimeError, ToolRef,
-    ToolResult, UserSpace, channel,
+    ToolResult, UserSpace, event_channel,
 };
 
 /// What the table executor did with calls, in order.
@@ -78,7 +78,7 @@ impl Executor for TableExecutor {
                 call.args["secret"].as_str().unwrap_or_default()
             )));
         }
-        let (tx, events) = channel();
+        let (tx, events) = event_channel();
         let cancelled = Arc::new(Notify::new());
         let args = call.args.clone();
         let on_cancel = Arc::clone(&cancelled);
