@@ -38,14 +38,6 @@ impl ToolRef {
         }
     }
 
-    /// A human-readable name: a folder tool's TOOL.md `label`; a native tool's name.
-    pub fn title(&self) -> &str {
-        match self {
-            ToolRef::Folder(t) => &t.manifest.label,
-            ToolRef::Native(t) => t.name(),
-        }
-    }
-
     fn schema(&self) -> Value {
         match self {
             ToolRef::Folder(t) => t.input_schema().clone(),
