@@ -86,7 +86,11 @@ impl Host {
         let env = tool_env(&config, &catalog.read(), homes_dir(data.as_deref()));
         let runtime = Runtime::new(config.runtime.clone(), env)?;
         let registry = if tool_sets {
-            Some(Arc::new(boot_registry(&config, catalog.shared())?))
+            Some(Arc::new(boot_registry(
+                &config,
+                catalog.shared(),
+                &runtime.servers(),
+            )?))
         } else {
             None
         };

@@ -123,12 +123,16 @@ fn main() {
         config.agents.insert("sets".into(), AgentConfig { name: None, grants: set_grants });
         config.agents.insert("sets+mcp".into(), AgentConfig { name: None, grants: with_mcp });
         config.agents.insert("slowest".into(), AgentConfig { name: None, grants: vec![Grant::mcp_server("m3")] });
+        // Resolution is measured, not the sandbox: the servers run on the host.
+        let mut runtime = toolhost_runtime::RuntimeConfig::default();
+        runtime.sandbox.enabled = false;
+        let launcher = toolhost_runtime::ServerLauncher::new(&runtime);
         let r = Registry::boot(
             CorePlugins::new(),
             BootOptions {
                 config,
                 extra_sets: sets(),
-                external: toolhost_mcp_client::sources(&servers).unwrap(),
+                external: toolhost_mcp_client::sources(&servers, &launcher).unwrap(),
                 ..BootOptions::default()
             },
         )

@@ -9,16 +9,28 @@ use serde::Deserialize;
 use toolhost_spec::seconds::opt_secs;
 
 /// An external MCP server whose tools become the tool set `NAME`, named `NAME__TOOL`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpServerConfig {
     /// stdio: the program and its arguments, e.g. `["node", "server.mjs"]`.
     pub command: Vec<String>,
-    /// Extra environment of the stdio server (it gets nothing else of the host's but PATH
-    /// and HOME).
+    /// Extra environment of the stdio server. Besides it, a sandboxed server gets `PATH`
+    /// (the tools' own), `HOME` (its own) and `LANG`; an unsandboxed one the host's
+    /// `PATH`, `HOME`, `LANG` and `TMPDIR`.
     pub env: BTreeMap<String, String>,
-    /// The stdio server's working directory.
+    /// The stdio server's working directory (shown read-only in the sandbox).
     pub cwd: Option<PathBuf>,
+    /// Whether the stdio server runs in the sandbox (default true): its own uid and home,
+    /// only the host paths granted here, the network only when granted.
+    pub sandbox: bool,
+    /// Whether the sandboxed server may connect out (default false), through the network
+    /// supervisor as networked tools do.
+    pub network: bool,
+    /// Host paths the sandboxed server may read, each shown at its own path. Its working
+    /// directory and the absolute paths among its arguments (a file's folder) are added.
+    pub read_only: Vec<PathBuf>,
+    /// Host paths the sandboxed server may read and write, each shown at its own path.
+    pub read_write: Vec<PathBuf>,
     /// Streamable HTTP: the endpoint URL.
     pub url: Option<String>,
     /// Sent as `Authorization: Bearer …` to a Streamable HTTP server.
@@ -38,4 +50,46 @@ pub struct McpServerConfig {
     pub icon: Option<String>,
     /// What the server is for.
     pub description: Option<String>,
+}
+
+impl Default for McpServerConfig {
+    fn default() -> McpServerConfig {
+        McpServerConfig {
+            command: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            sandbox: true,
+            network: false,
+            read_only: Vec::new(),
+            read_write: Vec::new(),
+            url: None,
+            bearer_token: None,
+            bearer_token_env: None,
+            timeout: None,
+            stale_for: None,
+            backoff: None,
+            icon: None,
+            description: None,
+        }
+    }
+}
+
+impl McpServerConfig {
+    /// The sandbox settings given, by their keys (they apply to stdio servers only).
+    pub(crate) fn sandbox_keys(&self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        if !self.sandbox {
+            keys.push("sandbox");
+        }
+        if self.network {
+            keys.push("network");
+        }
+        if !self.read_only.is_empty() {
+            keys.push("read_only");
+        }
+        if !self.read_write.is_empty() {
+            keys.push("read_write");
+        }
+        keys
+    }
 }

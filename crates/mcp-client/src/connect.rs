@@ -1,20 +1,18 @@
-//! Connecting to one MCP server: a stdio child in its own process group (killed as a
-//! whole when the connection is dropped), or Streamable HTTP with an optional bearer token.
+//! Connecting to one MCP server: a stdio server started by the runtime's launcher (in the
+//! sandbox unless its configuration turns that off; stopped when the connection is
+//! dropped), or Streamable HTTP with an optional bearer token.
 
-use std::collections::HashMap;
-use std::process::Stdio;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::{
-    StreamableHttpClientTransport, TokioChildProcess,
-    streamable_http_client::StreamableHttpClientTransportConfig,
+    StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
 };
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
-use toolhost_runtime::NativeContext;
+use toolhost_runtime::{Isolation, NativeContext, ServerCommand, ServerHandle, ServerLauncher};
 
 use crate::config::McpServerConfig;
 
@@ -68,12 +66,88 @@ impl ClientHandler for Handler {
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Handler>,
     pub(crate) routes: ProgressRoutes,
+    /// A stdio server's process: stopped when the connection is dropped.
+    _process: Option<ServerHandle>,
+}
+
+/// A stdio server as the runtime's launcher starts it.
+fn server_command(name: &str, config: &McpServerConfig) -> ServerCommand {
+    ServerCommand {
+        name: name.to_string(),
+        command: config.command.clone(),
+        env: config.env.clone(),
+        cwd: config.cwd.clone(),
+        isolation: match config.sandbox {
+            true => Isolation::Sandbox {
+                network: config.network,
+                read_only: config.read_only.clone(),
+                read_write: config.read_write.clone(),
+            },
+            false => Isolation::Host,
+        },
+    }
+}
+
+/// The last lines a stdio server wrote on stderr (each also logged at debug level).
+#[derive(Clone, Default)]
+struct StderrTail {
+    lines: Arc<tokio::sync::Mutex<(VecDeque<String>, bool)>>,
+    done: Arc<tokio::sync::Notify>,
+}
+
+impl StderrTail {
+    const KEEP: usize = 40;
+
+    fn follow(&self, server: &str, stderr: tokio::process::ChildStderr) {
+        let server = server.to_string();
+        let tail = self.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let line: String = line.chars().take(500).collect();
+                tracing::debug!(target: "toolhost::mcp", server = %server, "{line}");
+                let mut kept = tail.lines.lock().await;
+                if kept.0.len() == Self::KEEP {
+                    kept.0.pop_front();
+                }
+                kept.0.push_back(line);
+            }
+            tail.lines.lock().await.1 = true;
+            tail.done.notify_waiters();
+        });
+    }
+
+    /// What it said, once it closed stderr (or after a moment): the first line that
+    /// names an error (runtimes print the message before the stack) and the last line;
+    /// `None` if it said nothing.
+    async fn last(&self) -> Option<String> {
+        let notified = self.done.notified();
+        if !self.lines.lock().await.1 {
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(500), notified).await;
+        }
+        let kept = self.lines.lock().await;
+        let said: Vec<&str> = kept
+            .0
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let last = *said.last()?;
+        match said
+            .iter()
+            .find(|l| l.to_ascii_lowercase().contains("error"))
+        {
+            Some(first) if *first != last => Some(format!("{first} … {last}")),
+            _ => Some(last.to_string()),
+        }
+    }
 }
 
 pub(crate) async fn connect(
     server: &str,
     config: &McpServerConfig,
     bearer: Option<&str>,
+    launcher: &ServerLauncher,
 ) -> Result<Connection, String> {
     let routes = ProgressRoutes::default();
     let handler = Handler {
@@ -92,42 +166,34 @@ pub(crate) async fn connect(
                 .map_err(|e| format!("cannot initialize: {e}"))?
         }
         None => {
-            let (program, args) = config
-                .command
-                .split_first()
-                .ok_or("neither `command` nor `url` is set")?;
-            let mut cmd = tokio::process::Command::new(program);
-            cmd.args(args).env_clear();
-            for key in ["PATH", "HOME", "LANG", "TMPDIR"] {
-                if let Some(v) = std::env::var_os(key) {
-                    cmd.env(key, v);
+            let process = launcher
+                .start(&server_command(server, config))
+                .await
+                .map_err(|e| format!("cannot start `{}`: {e}", config.command.join(" ")))?;
+            let stderr = StderrTail::default();
+            stderr.follow(server, process.stderr);
+            match handler.serve((process.stdout, process.stdin)).await {
+                Ok(service) => {
+                    return Ok(Connection {
+                        service,
+                        routes,
+                        _process: Some(process.handle),
+                    });
+                }
+                Err(e) => {
+                    // Its own words say why far better than "connection closed".
+                    drop(process.handle);
+                    return Err(match stderr.last().await {
+                        Some(said) => format!("cannot initialize: {e}; its stderr says: {said}"),
+                        None => format!("cannot initialize: {e}"),
+                    });
                 }
             }
-            cmd.envs(&config.env);
-            if let Some(dir) = &config.cwd {
-                cmd.current_dir(dir);
-            }
-            let mut wrapped = CommandWrap::from(cmd);
-            wrapped.wrap(ProcessGroup::leader());
-            let (transport, stderr) = TokioChildProcess::builder(wrapped)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-            if let Some(stderr) = stderr {
-                let server = server.to_string();
-                tokio::spawn(async move {
-                    let mut lines = tokio::io::BufReader::new(stderr).lines();
-                    while let Ok(Some(line)) = lines.next_line().await {
-                        let line: String = line.chars().take(2000).collect();
-                        tracing::debug!(target: "toolhost::mcp", server = %server, "{line}");
-                    }
-                });
-            }
-            handler
-                .serve(transport)
-                .await
-                .map_err(|e| format!("cannot initialize: {e}"))?
         }
     };
-    Ok(Connection { service, routes })
+    Ok(Connection {
+        service,
+        routes,
+        _process: None,
+    })
 }

@@ -31,6 +31,19 @@ pub enum Problem {
     /// `url` is not http or https.
     #[error("`url` must be http or https")]
     NotHttp,
+    /// Sandbox settings on a Streamable HTTP server, which Toolhost does not start.
+    #[error(
+        "`{0}` applies to stdio servers only: Toolhost does not start a server it reaches by `url`"
+    )]
+    StdioOnly(&'static str),
+    /// A granted path is relative.
+    #[error("`{key}` names {}, which is not an absolute path", path.display())]
+    RelativePath {
+        /// `read_only` or `read_write`.
+        key: &'static str,
+        /// The path.
+        path: std::path::PathBuf,
+    },
     /// `bearer_token_env` names a variable that is not set.
     #[error("`bearer_token_env`: ${0} is not set")]
     BearerTokenUnset(String),

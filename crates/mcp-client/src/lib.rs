@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use toolhost_runtime::ToolRef;
+use toolhost_runtime::{ServerLauncher, ToolRef};
 use toolhost_toolsets::{
     Annotations, ExternalSource, Listing, Tool, ToolMap, fingerprint, is_valid_tool_name,
 };
@@ -35,14 +35,17 @@ const DEFAULT_STALE_FOR: Duration = Duration::from_secs(300);
 const DEFAULT_BACKOFF: Duration = Duration::from_secs(5);
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
-/// Every server of `[mcp_servers]`, checked, as the external sources boot takes.
+/// Every server of `[mcp_servers]`, checked, as the external sources boot takes. Stdio
+/// servers start through `launcher` (the runtime's [`toolhost_runtime::Runtime::servers`]).
 pub fn sources(
     servers: &BTreeMap<String, McpServerConfig>,
+    launcher: &ServerLauncher,
 ) -> Result<Vec<Arc<dyn ExternalSource>>, ServerConfigError> {
     servers
         .iter()
         .map(|(name, config)| {
-            let source: Arc<dyn ExternalSource> = Arc::new(McpSource::new(name, config.clone())?);
+            let source: Arc<dyn ExternalSource> =
+                Arc::new(McpSource::new(name, config.clone(), launcher.clone())?);
             Ok(source)
         })
         .collect()
@@ -53,6 +56,7 @@ pub(crate) struct McpSource {
     name: String,
     config: McpServerConfig,
     bearer: Option<String>,
+    launcher: ServerLauncher,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -66,7 +70,11 @@ struct State {
 
 impl McpSource {
     /// Checks the configuration (boot is strict about it).
-    pub(crate) fn new(name: &str, config: McpServerConfig) -> Result<McpSource, ServerConfigError> {
+    pub(crate) fn new(
+        name: &str,
+        config: McpServerConfig,
+        launcher: ServerLauncher,
+    ) -> Result<McpSource, ServerConfigError> {
         let fail = |problem| ServerConfigError {
             server: name.into(),
             problem,
@@ -85,6 +93,29 @@ impl McpSource {
             }
             (None, false) => {}
         }
+        if config.url.is_some()
+            && let Some(key) = config.sandbox_keys().first()
+        {
+            return Err(fail(Problem::StdioOnly(key)));
+        }
+        for (key, paths) in [
+            ("read_only", &config.read_only),
+            ("read_write", &config.read_write),
+        ] {
+            if let Some(path) = paths.iter().find(|p| !p.is_absolute()) {
+                return Err(fail(Problem::RelativePath {
+                    key,
+                    path: path.clone(),
+                }));
+            }
+        }
+        if !config.sandbox && config.sandbox_keys().len() > 1 {
+            tracing::warn!(
+                server = %name,
+                "MCP server `{name}` runs outside the sandbox (`sandbox = false`): `network`, \
+                 `read_only` and `read_write` do not apply; it has the host's files and network"
+            );
+        }
         let bearer = match (&config.bearer_token, &config.bearer_token_env) {
             (Some(t), _) => Some(t.clone()),
             (None, Some(var)) => {
@@ -98,6 +129,7 @@ impl McpSource {
             name: name.into(),
             config,
             bearer,
+            launcher,
             state: tokio::sync::Mutex::new(State::default()),
         })
     }
@@ -191,8 +223,15 @@ impl McpSource {
                 }
             }
         }
-        let conn =
-            Arc::new(connect::connect(&self.name, &self.config, self.bearer.as_deref()).await?);
+        let conn = Arc::new(
+            connect::connect(
+                &self.name,
+                &self.config,
+                self.bearer.as_deref(),
+                &self.launcher,
+            )
+            .await?,
+        );
         state.connection = Some(Arc::clone(&conn));
         let tools = conn
             .service

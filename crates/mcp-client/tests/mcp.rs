@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolhost_mcp_client::{McpServerConfig, Problem};
-use toolhost_runtime::{CallEvent, Runtime, RuntimeConfig, ToolEnv, UserSpace};
+use toolhost_runtime::{CallEvent, Runtime, RuntimeConfig, ServerLauncher, ToolEnv, UserSpace};
 use toolhost_toolsets::{
     AgentConfig, Annotations, BootOptions, CorePlugins, Grant, Owner, Registry, ToolMap, ToolSet,
     Tools, ToolsetsConfig, TurnRequest, typed_tool,
@@ -116,6 +116,15 @@ async fn gone(pid: u32) -> bool {
     false
 }
 
+/// Stdio servers start outside the sandbox here: the sandbox needs a helper binary that
+/// calls `helper_main` first, which a libtest binary is not. The toolhost crate's
+/// `mcp_servers` tests run them in the sandbox, with its binary as the helper.
+fn launcher() -> ServerLauncher {
+    let mut config = RuntimeConfig::default();
+    config.sandbox.enabled = false;
+    ServerLauncher::new(&config)
+}
+
 fn registry(servers: Vec<(&str, McpServerConfig)>, grants: Vec<Grant>) -> Registry {
     let servers: BTreeMap<String, McpServerConfig> = servers
         .into_iter()
@@ -130,7 +139,7 @@ fn registry(servers: Vec<(&str, McpServerConfig)>, grants: Vec<Grant>) -> Regist
         BootOptions {
             config,
             extra_sets: vec![local_set()],
-            external: toolhost_mcp_client::sources(&servers).unwrap(),
+            external: toolhost_mcp_client::sources(&servers, &launcher()).unwrap(),
             ..BootOptions::default()
         },
     )
@@ -189,7 +198,11 @@ async fn real_servers_become_tool_sets_and_broken_ones_cost_only_their_tools() {
     let mut hang = node_server("hang-server.mjs", &[("PID_FILE", &hang_pids)]);
     hang.timeout = Some(Duration::from_secs(2));
     let dead = McpServerConfig {
-        command: vec!["sh".into(), "-c".into(), "exit 3".into()],
+        command: vec![
+            "sh".into(),
+            "-c".into(),
+            "echo 'missing API key' >&2; exit 3".into(),
+        ],
         ..McpServerConfig::default()
     };
     let r = registry(
@@ -253,8 +266,9 @@ async fn real_servers_become_tool_sets_and_broken_ones_cost_only_their_tools() {
         "{warnings:?}"
     );
     assert!(
-        warnings.iter().any(|w| w.starts_with("MCP server `dead`")),
-        "{warnings:?}"
+        warnings.iter().any(|w| w.starts_with("MCP server `dead`")
+            && w.contains("its stderr says: missing API key")),
+        "a server that dies at start is reported in its own words: {warnings:?}"
     );
     assert_eq!(
         turn.tool("ts__add").unwrap().annotations().read_only,
@@ -449,16 +463,38 @@ fn bad_server_configuration_is_a_typed_error_naming_the_server() {
                 ..McpServerConfig::default()
             },
         ),
+        (
+            "http_grant",
+            McpServerConfig {
+                url: Some("http://127.0.0.1:1/mcp".into()),
+                read_write: vec!["/srv".into()],
+                ..McpServerConfig::default()
+            },
+        ),
+        (
+            "relative",
+            McpServerConfig {
+                command: vec!["x".into()],
+                read_only: vec!["docs".into()],
+                ..McpServerConfig::default()
+            },
+        ),
     ];
     for (name, config) in cases {
         let servers = BTreeMap::from([(name.to_string(), config)]);
-        let e = toolhost_mcp_client::sources(&servers).err().unwrap();
+        let e = toolhost_mcp_client::sources(&servers, &launcher())
+            .err()
+            .unwrap();
         assert_eq!(e.server, name);
         let expected = match name {
             "both" => matches!(e.problem, Problem::BothTransports),
             "neither" => matches!(e.problem, Problem::NoTransport),
             "ftp" => matches!(e.problem, Problem::NotHttp),
             "bad__name" => matches!(e.problem, Problem::InvalidName),
+            "http_grant" => matches!(e.problem, Problem::StdioOnly("read_write")),
+            "relative" => {
+                matches!(e.problem, Problem::RelativePath { key: "read_only", ref path } if path.as_os_str() == "docs")
+            }
             _ => {
                 matches!(e.problem, Problem::BearerTokenUnset(ref v) if v == "TOOLHOST_TEST_NO_SUCH_VARIABLE")
             }
@@ -469,14 +505,17 @@ fn bad_server_configuration_is_a_typed_error_naming_the_server() {
             "{e}"
         );
     }
-    let e = toolhost_mcp_client::sources(&BTreeMap::from([(
-        "both".to_string(),
-        McpServerConfig {
-            command: vec!["x".into()],
-            url: Some("http://127.0.0.1:1/mcp".into()),
-            ..McpServerConfig::default()
-        },
-    )]))
+    let e = toolhost_mcp_client::sources(
+        &BTreeMap::from([(
+            "both".to_string(),
+            McpServerConfig {
+                command: vec!["x".into()],
+                url: Some("http://127.0.0.1:1/mcp".into()),
+                ..McpServerConfig::default()
+            },
+        )]),
+        &launcher(),
+    )
     .err()
     .unwrap();
     assert!(

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 
 use tokio::process::{Child, Command};
 
@@ -37,7 +38,7 @@ pub(crate) struct ToolProcess<'a> {
 /// Where tool processes start: with or without the sandbox.
 #[derive(Clone, Debug)]
 pub(crate) struct Launcher {
-    pub sandbox: Option<std::sync::Arc<Sandbox>>,
+    pub sandbox: Option<Arc<Sandbox>>,
     pub caches: Caches,
 }
 
@@ -150,6 +151,57 @@ impl Launcher {
             None => Ok(()),
         }
     }
+}
+
+/// A long-lived server to start (a stdio MCP server); paths are host paths. Its stdin,
+/// stdout and stderr are piped: they are how the host talks to it.
+pub(crate) struct ServerStart<'a> {
+    pub program: &'a str,
+    pub args: &'a [String],
+    pub cwd: &'a Path,
+    pub env: Vec<(String, String)>,
+    /// In the sandbox: the uid's name, what it sees, and whether it has the network.
+    pub sandbox: Option<(&'a Arc<Sandbox>, ServerSandbox<'a>)>,
+}
+
+/// How a server's sandbox is built.
+pub(crate) struct ServerSandbox<'a> {
+    pub user: &'a str,
+    pub view: &'a View,
+    pub network: bool,
+}
+
+/// Starts a server. Errors keep host paths: they are the operator's to read.
+pub(crate) async fn start_server(s: ServerStart<'_>) -> Result<Started, RuntimeError> {
+    let Some((sandbox, how)) = s.sandbox else {
+        let args: Vec<std::ffi::OsString> = s.args.iter().map(Into::into).collect();
+        return spawn(Path::new(s.program), &args, s.env, s.cwd, Stdio::piped());
+    };
+    sandbox.prepare_home(how.view.home(), how.user, &[])?;
+    let spec = sandbox.spec(
+        Launch {
+            program: Path::new(s.program),
+            search_path: crate::config::TOOL_PATH,
+            args: s.args.iter().cloned().map(LaunchArg::Text).collect(),
+            cwd: s.cwd,
+            user: how.user,
+            view: how.view,
+            extra: Vec::new(),
+            network: how.network,
+            per_call: false,
+        },
+        s.env,
+    )?;
+    let (child, lease, refill) = sandbox.start(spec).await?;
+    let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    Ok(Started {
+        child,
+        pgid,
+        lease,
+        view: None,
+        refill: Some(refill),
+        watched: None,
+    })
 }
 
 /// A failure to set a sandbox up, as the tool's caller gets it: host paths become the

@@ -104,6 +104,14 @@ impl LocalExecutor {
         })
     }
 
+    /// Starts long-lived servers (stdio MCP servers) with this executor's sandbox.
+    pub fn servers(&self) -> crate::ServerLauncher {
+        crate::ServerLauncher::with_sandbox(
+            self.launcher.sandbox.clone(),
+            &self.launcher.caches.root,
+        )
+    }
+
     /// Live Node.js workers.
     pub fn workers(&self) -> usize {
         self.pool.len()

@@ -129,6 +129,11 @@ impl Runtime {
         Runtime::with_executor(config, local)
     }
 
+    /// Starts long-lived servers (stdio MCP servers) in this runtime's sandbox.
+    pub fn servers(&self) -> crate::ServerLauncher {
+        self.inner.executor.servers()
+    }
+
     /// Live Node.js workers (for status and tests).
     pub async fn workers(&self) -> usize {
         self.inner.executor.workers()

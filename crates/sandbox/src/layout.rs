@@ -33,8 +33,10 @@ pub struct CacheView<'a> {
 /// One user's view: the tool-specific mounts, and how to translate host paths into it.
 #[derive(Debug, Clone)]
 pub struct View {
-    /// Host path → sandbox path, longest host path first.
+    /// Host path → sandbox path, parents before children.
     mounts: Vec<Mount>,
+    /// The home, as the sandbox shows it.
+    home: PathBuf,
     tools_dirs: Vec<PathBuf>,
     email_db: Option<PathBuf>,
 }
@@ -106,8 +108,32 @@ impl View {
         mounts.sort_by_key(|m| m.target.components().count());
         View {
             mounts,
+            home: USER.into(),
             tools_dirs: inside_dirs,
             email_db: email,
+        }
+    }
+
+    /// The view of a long-lived server (a stdio MCP server): its own `home` and the host
+    /// paths it was granted, each at its own path, so that the paths its configuration
+    /// names mean the same inside. Nothing of Toolhost's is shown.
+    pub fn at_host_paths(home: &Path, grants: &[Mount]) -> View {
+        let mut mounts = vec![Mount {
+            source: home.to_path_buf(),
+            target: home.to_path_buf(),
+            writable: true,
+        }];
+        mounts.extend(grants.iter().map(|g| Mount {
+            source: g.source.clone(),
+            target: g.source.clone(),
+            writable: g.writable,
+        }));
+        mounts.sort_by_key(|m| m.target.components().count());
+        View {
+            mounts,
+            home: home.to_path_buf(),
+            tools_dirs: Vec::new(),
+            email_db: None,
         }
     }
 
@@ -118,7 +144,7 @@ impl View {
 
     /// The home, as the sandbox shows it.
     pub fn home(&self) -> &Path {
-        Path::new(USER)
+        &self.home
     }
 
     /// The tool roots, as the sandbox shows them.

@@ -124,6 +124,15 @@ fn build_root(spec: &Spec, sources: &[OwnedFd]) -> Result<(), String> {
     )
     .map_err(|e| format!("making mounts private: {e}"))?;
     mount_tmpfs(root, "mode=0755,size=16m", MountFlags::empty())?;
+    // /tmp first: a server's granted host paths keep their own paths, which may lie
+    // under /tmp, and must land on top of it, not under it.
+    let tmp = root.join("tmp");
+    make_mountpoint(&tmp, true)?;
+    mount_tmpfs(
+        &tmp,
+        &format!("mode=1777,size={}", spec.tmp_bytes.max(4096)),
+        MountFlags::empty(),
+    )?;
 
     for (i, m) in spec.mounts.iter().enumerate() {
         let target = inside(root, &m.target);
@@ -162,14 +171,6 @@ fn build_root(spec: &Spec, sources: &[OwnedFd]) -> Result<(), String> {
         create_parent(&file)?;
         std::fs::write(&file, content).map_err(|e| format!("write {}: {e}", path.display()))?;
     }
-
-    let tmp = root.join("tmp");
-    make_mountpoint(&tmp, true)?;
-    mount_tmpfs(
-        &tmp,
-        &format!("mode=1777,size={}", spec.tmp_bytes.max(4096)),
-        MountFlags::empty(),
-    )?;
 
     build_dev(root, spec.tmp_bytes)?;
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, RwLock};
 use anyhow::Result;
 use toolhost_catalog::{Catalog, Root};
 use toolhost_host::ConfigFile;
+use toolhost_runtime::ServerLauncher;
 use toolhost_toolsets::Registry;
 
 use crate::catalog_args::CatalogArgs;
@@ -28,8 +29,9 @@ impl RegistryArgs {
 }
 
 /// Boots strictly over a catalog of `roots`: any error names the plugin, root or server
-/// at fault.
+/// at fault. Stdio MCP servers start in a sandbox of their own (no runtime runs here).
 pub fn boot(config: &ConfigFile, roots: Vec<Root>) -> Result<Registry> {
     let catalog = Arc::new(RwLock::new(Catalog::scan(roots)));
-    Ok(toolhost_host::boot_registry(config, &catalog)?)
+    let servers = ServerLauncher::new(&config.runtime);
+    Ok(toolhost_host::boot_registry(config, &catalog, &servers)?)
 }

@@ -6,7 +6,7 @@
 //!   dependencies alike) only on crates whose sections come before its own;
 //! - `unsafe` appears in the sandbox crate only;
 //! - processes are started in the launcher (`runtime/src/launch.rs`) and the sandbox
-//!   crate only, apart from the named exceptions of [`KNOWN_EXCEPTIONS`].
+//!   crate only.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -185,20 +185,11 @@ fn unsafe_code_lives_in_the_sandbox_crate_only() {
     );
 }
 
-/// Places that still start processes outside the launcher, each with the reason and the
-/// work that removes it. The list only shrinks: a new entry needs a reason as good.
-const KNOWN_EXCEPTIONS: &[(&str, &str)] = &[(
-    "crates/mcp-client/src/connect.rs",
-    "stdio MCP servers start outside the sandbox until the launcher can run them (issue 14)",
-)];
-
 #[test]
 fn processes_start_in_the_launcher_only() {
     // Library code only: tests and benches start servers and clients of their own.
     let allowed = |path: &str| {
-        path.starts_with("crates/sandbox/src/")
-            || path == "crates/runtime/src/launch.rs"
-            || KNOWN_EXCEPTIONS.iter().any(|(p, _)| *p == path)
+        path.starts_with("crates/sandbox/src/") || path == "crates/runtime/src/launch.rs"
     };
     let starts = [
         "Command::new",
