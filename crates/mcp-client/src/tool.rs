@@ -1,8 +1,6 @@
 //! One tool of an MCP server, called through the runtime like any native tool: progress
 //! notifications come back as progress, cancelling the call sends `notifications/cancelled`.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Weak};
 
 use rmcp::model::{
@@ -10,7 +8,7 @@ use rmcp::model::{
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
-use toolhost_runtime::{NativeContext, NativeTool};
+use toolhost_runtime::{NativeContext, NativeOutput, NativeTool, ToolError};
 
 use super::connect::Connection;
 
@@ -38,17 +36,13 @@ impl NativeTool for McpTool {
         self.schema.clone()
     }
 
-    fn call(
-        &self,
-        args: Value,
-        ctx: NativeContext,
-    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> {
+    fn call(&self, args: Value, ctx: NativeContext) -> NativeOutput {
         let connection = self.connection.upgrade();
         let remote = self.remote.clone();
         Box::pin(async move {
-            let connection = connection.ok_or(
+            let connection = connection.ok_or_else(|| ToolError::failed(
                 "the connection to this MCP server was lost: the tool is back once the server answers again",
-            )?;
+            ))?;
             call(&connection, &remote, args, ctx).await
         })
     }
@@ -59,10 +53,10 @@ async fn call(
     remote: &str,
     args: Value,
     mut ctx: NativeContext,
-) -> Result<Value, String> {
+) -> Result<Value, ToolError> {
     let params: CallToolRequestParams =
         serde_json::from_value(serde_json::json!({ "name": remote, "arguments": args }))
-            .map_err(|e| format!("cannot build the request: {e}"))?;
+            .map_err(|e| ToolError::InvalidArguments(format!("cannot build the request: {e}")))?;
     let peer = connection.service.peer().clone();
     let handle = peer
         .send_cancellable_request(
@@ -70,7 +64,7 @@ async fn call(
             PeerRequestOptions::no_options(),
         )
         .await
-        .map_err(|e| format!("the MCP server is unreachable: {e}"))?;
+        .map_err(|e| ToolError::failed(format!("the MCP server is unreachable: {e}")))?;
     let (id, token) = (handle.id.clone(), handle.progress_token.clone());
     if let Ok(mut routes) = connection.routes.lock() {
         routes.insert(token.clone(), (ctx.clone(), f64::NEG_INFINITY));
@@ -90,12 +84,14 @@ async fn call(
                     Some("cancelled by the caller".into()),
                 ))
                 .await;
-            Err("cancelled".into())
+            Err(ToolError::Cancelled)
         }
         Some(Ok(ServerResult::CallToolResult(result))) => {
-            serde_json::to_value(result).map_err(|e| e.to_string())
+            serde_json::to_value(result).map_err(ToolError::failed)
         }
-        Some(Ok(_)) => Err("the MCP server sent an unexpected response".into()),
-        Some(Err(e)) => Err(format!("the MCP server failed: {e}")),
+        Some(Ok(_)) => Err(ToolError::failed(
+            "the MCP server sent an unexpected response",
+        )),
+        Some(Err(e)) => Err(ToolError::failed(format!("the MCP server failed: {e}"))),
     }
 }

@@ -42,7 +42,7 @@ pub use error::RuntimeError;
 pub use events::{ErrorKind, EventReceiver, EventSender, ExecutionEvent, channel as event_channel};
 pub use executor::{Execution, ExecutionControl, Executor, Running, Waiting};
 pub use local::{LocalControl, LocalExecutor};
-pub use native::{NativeContext, NativeTool};
+pub use native::{NativeContext, NativeOutput, NativeTool, ToolError};
 pub use redact::{REDACTED, Secrets};
 pub use result::{ToolResult, cap_text, normalise, text_block};
 pub use runtime::{CallRequest, Runtime, ToolRef};

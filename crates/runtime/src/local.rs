@@ -340,9 +340,9 @@ fn start_native(
                 value,
                 truncated_from: None,
             },
-            Err(message) => ExecutionEvent::Error {
+            Err(e) => ExecutionEvent::Error {
                 kind: ErrorKind::Native,
-                message,
+                message: e.to_string(),
                 stack: String::new(),
             },
         };

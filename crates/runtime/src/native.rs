@@ -20,12 +20,35 @@ pub trait NativeTool: Send + Sync + 'static {
         Vec::new()
     }
     /// Runs the tool. Return a `{content: [...]}` object, a string or any JSON value (see
-    /// [`crate::normalise`]), or an error message for the model.
-    fn call(
-        &self,
-        args: Value,
-        ctx: NativeContext,
-    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
+    /// [`crate::normalise`]), or a [`ToolError`], whose message the model reads.
+    fn call(&self, args: Value, ctx: NativeContext) -> NativeOutput;
+}
+
+/// What [`NativeTool::call`] returns.
+pub type NativeOutput = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+
+/// Why a native tool failed. The model reads the message and can recover.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not fit (beyond what the schema says).
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool declined on purpose (a policy said no).
+    #[error("refused: {0}")]
+    Refused(String),
+    /// Something went wrong doing the work.
+    #[error("{0}")]
+    Failed(String),
+    /// The caller cancelled the call.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ToolError {
+    /// [`ToolError::Failed`] with `why`'s message: `.map_err(ToolError::failed)?`.
+    pub fn failed(why: impl std::fmt::Display) -> ToolError {
+        ToolError::Failed(why.to_string())
+    }
 }
 
 /// What a native tool gets besides its arguments.

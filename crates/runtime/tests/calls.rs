@@ -607,16 +607,12 @@ impl NativeTool for Add {
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"], "additionalProperties": false})
     }
-    fn call(
-        &self,
-        args: Value,
-        mut ctx: NativeContext,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send>> {
+    fn call(&self, args: Value, mut ctx: NativeContext) -> toolhost_runtime::NativeOutput {
         Box::pin(async move {
             ctx.progress("adding");
             if args["a"] == json!(0) {
                 ctx.cancelled().await;
-                return Err("stopped".into());
+                return Err(toolhost_runtime::ToolError::Cancelled);
             }
             Ok(json!({"sum": args["a"].as_f64().unwrap() + args["b"].as_f64().unwrap()}))
         })

@@ -4,8 +4,6 @@
 //! redaction and normalisation as local calls.
 #![allow(clippy::unwrap_used)]
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -165,12 +163,12 @@ impl NativeTool for Remote {
         vec!["secret".into()]
     }
 
-    fn call(
-        &self,
-        _: Value,
-        _: NativeContext,
-    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> {
-        Box::pin(async { Err("the table executor runs this tool, not the host".into()) })
+    fn call(&self, _: Value, _: NativeContext) -> toolhost_runtime::NativeOutput {
+        Box::pin(async {
+            Err(toolhost_runtime::ToolError::failed(
+                "the table executor runs this tool, not the host",
+            ))
+        })
     }
 }
 

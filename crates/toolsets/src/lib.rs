@@ -35,7 +35,7 @@ pub use error::BootError;
 pub use external::{ExternalSource, Listing};
 pub use icons::{IconSource, WRENCH};
 pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
-pub use native::{ToolError, typed_tool, undescribed_properties};
+pub use native::{typed_tool, undescribed_properties};
 pub use owner::Owner;
 pub use plugin::{
     CorePlugins, Gating, LoadError, Loader, MIN_PLUGIN_API_VERSION, PLUGIN_API_VERSION, Plugin,
@@ -44,4 +44,5 @@ pub use plugin::{
 pub use registry::{BootOptions, PluginInfo, Registry, SetEntry};
 pub use resolve::{Claim, Collision, Excluded, ResolveError, ResolvedTool, Turn, Warning};
 pub use tool::{Annotations, Tool, ToolMap, fingerprint};
+pub use toolhost_runtime::ToolError;
 pub use toolset::{FactoryError, FactoryFuture, ToolFactory, ToolSet, Tools};

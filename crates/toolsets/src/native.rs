@@ -5,34 +5,14 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 
 use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use toolhost_runtime::{NativeContext, NativeTool};
+use toolhost_runtime::{NativeContext, NativeOutput, NativeTool, ToolError};
 
 use crate::tool::{Annotations, Tool};
-
-/// Why a native tool failed; the model reads the message and can recover.
-#[derive(Debug, thiserror::Error)]
-pub enum ToolError {
-    /// The arguments do not fit (beyond what the schema says).
-    #[error("invalid arguments: {0}")]
-    InvalidArguments(String),
-    /// The tool declined on purpose (a policy said no).
-    #[error("refused: {0}")]
-    Refused(String),
-    /// Something went wrong doing the work.
-    #[error("{0}")]
-    Failed(String),
-    /// The caller cancelled the call.
-    #[error("cancelled")]
-    Cancelled,
-}
-
-type Output = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
 
 /// A native tool whose arguments are `A`.
 pub(crate) struct TypedTool<A, F> {
@@ -127,11 +107,11 @@ where
         self.schema.clone()
     }
 
-    fn call(&self, args: Value, ctx: NativeContext) -> Output {
+    fn call(&self, args: Value, ctx: NativeContext) -> NativeOutput {
         let args: A = match serde_json::from_value(args) {
             Ok(a) => a,
             Err(e) => {
-                let e = ToolError::InvalidArguments(e.to_string()).to_string();
+                let e = ToolError::InvalidArguments(e.to_string());
                 return Box::pin(async move { Err(e) });
             }
         };
@@ -139,7 +119,7 @@ where
         Box::pin(async move {
             match run.await {
                 Ok(Ok(value)) => Ok(value),
-                Ok(Err(e)) => Err(e.to_string()),
+                Ok(Err(e)) => Err(e),
                 Err(panic) => {
                     let what = panic
                         .downcast_ref::<&str>()
@@ -147,9 +127,9 @@ where
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_default();
                     tracing::error!("a native tool panicked: {what}");
-                    Err(format!(
+                    Err(ToolError::Failed(format!(
                         "the tool failed unexpectedly (internal error: {what})"
-                    ))
+                    )))
                 }
             }
         })

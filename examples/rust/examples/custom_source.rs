@@ -14,8 +14,6 @@
 //! {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roll_dice","arguments":{"sides":6,"count":3}}}
 //! ```
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -24,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost_host::{Caller, Change, ToolInfo, ToolSource, homes_dir, user_space};
 use toolhost_mcp::McpServer;
 use toolhost_runtime::{
-    NativeContext, NativeTool, Runtime, RuntimeConfig, Target, ToolEnv, ToolRef,
+    NativeContext, NativeOutput, NativeTool, Runtime, RuntimeConfig, Target, ToolEnv, ToolRef,
 };
 
 /// Rolls dice with a small deterministic generator, so that the example's output can be
@@ -53,11 +51,7 @@ impl NativeTool for RollDice {
         })
     }
 
-    fn call(
-        &self,
-        args: Value,
-        ctx: NativeContext,
-    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> {
+    fn call(&self, args: Value, ctx: NativeContext) -> NativeOutput {
         Box::pin(async move {
             // The runtime validated the arguments against the schema (and applied its
             // defaults) before this runs.
