@@ -1,0 +1,596 @@
+//! The store's whole behaviour, run against both engines: SQLite in a temporary file, and
+//! the PostgreSQL that `scripts/test` starts on loopback (`TOOLHOST_TEST_DATABASE_URL`),
+//! each test in a database of its own.
+#![allow(clippy::unwrap_used)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use sqlx::Connection;
+use toolhost_store::{
+    AgentSpec, CallFilter, CallQueue, CallRow, Cipher, GrantSpec, Location, NewToken, Outcome,
+    QueueOptions, Role, Rule, Scope, Store, StoreError,
+};
+use toolhost_toolsets::{AgentConfig, Grant, Layer};
+
+/// A fresh, empty database on each engine; the closure runs on both.
+async fn on_both<F, Fut>(test: F)
+where
+    F: Fn(Location, tempfile::TempDir) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().unwrap();
+    test(Location::Sqlite(dir.path().join("toolhost.db")), dir).await;
+    let dir = tempfile::tempdir().unwrap();
+    test(Location::Postgres(fresh_postgres().await), dir).await;
+}
+
+/// A new database on the test PostgreSQL server.
+async fn fresh_postgres() -> String {
+    let url = std::env::var("TOOLHOST_TEST_DATABASE_URL").unwrap_or_else(|_| {
+        panic!(
+            "TOOLHOST_TEST_DATABASE_URL is not set: run `bash scripts/test`, which installs \
+             PostgreSQL and starts it on loopback for the tests"
+        )
+    });
+    let name = format!("t_{}", toolhost_store::new_id());
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    admin.close().await.unwrap();
+    let mut parsed = url::Url::parse(&url).unwrap();
+    parsed.set_path(&name);
+    parsed.to_string()
+}
+
+fn cipher(dir: &tempfile::TempDir) -> Cipher {
+    Cipher::from_file(&dir.path().join("store.key")).unwrap()
+}
+
+fn spec(name: &str, grants: Vec<GrantSpec>) -> AgentSpec {
+    AgentSpec {
+        name: name.into(),
+        description: "an agent".into(),
+        icon: Some("bot".into()),
+        grants,
+        ..AgentSpec::default()
+    }
+}
+
+fn tool_set(id: &str) -> GrantSpec {
+    GrantSpec {
+        tool_set: Some(id.into()),
+        ..GrantSpec::default()
+    }
+}
+
+#[tokio::test]
+async fn agents_round_trip_with_typed_grants_and_per_tool_rules() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        let mut web = tool_set("web");
+        web.rules.insert("fetch".into(), Rule::Deny);
+        let mut server = GrantSpec {
+            mcp_server: Some("docs".into()),
+            layer: Layer::Search,
+            default: Rule::Deny,
+            ..GrantSpec::default()
+        };
+        server.rules.insert("docs__search".into(), Rule::Allow);
+        let created = store
+            .create_agent("admin", "helper", spec("Helper", vec![tool_set("time"), web, server]))
+            .await
+            .unwrap();
+        assert_eq!(created.version, 1);
+        let read = store.agent("helper").await.unwrap().unwrap();
+        assert_eq!(read, created);
+        // What the resolver gets: the deny beats the default, the deny-by-default server
+        // lets through only its allowed tool, and a tool added later follows the default.
+        let config = read.spec.to_config();
+        assert_eq!(config.grants.len(), 3);
+        assert!(config.grants[0].admits("now"));
+        assert!(!config.grants[1].admits("fetch") && config.grants[1].admits("search"));
+        assert!(config.grants[2].admits("docs__search"));
+        assert!(!config.grants[2].admits("docs__added_later"));
+        assert_eq!(config.grants[2].layer, Layer::Search);
+
+        // The configuration file's agents come in as they are.
+        let from_file: AgentConfig = toml::from_str(
+            "grants = [{ tool_set = \"web\", allow = [\"search\"], deny = [\"fetch\", \"search\"] }]",
+        )
+        .unwrap();
+        let imported = AgentSpec::from_config("filed", &from_file);
+        assert_eq!(imported.grants[0].rules["search"], Rule::Deny, "an explicit deny wins");
+        let grant: &Grant = &imported.to_config().grants[0];
+        assert!(!grant.admits("search") && !grant.admits("other"));
+
+        let page = store.agents(None, 10).await.unwrap();
+        assert_eq!(page.items.len(), 1);
+        assert!(page.next.is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_stale_version_is_a_conflict_and_neither_edit_is_lost() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        store
+            .create_agent("admin", "a", spec("A", vec![tool_set("time")]))
+            .await
+            .unwrap();
+        let first = store
+            .update_agent("alice", "a", spec("A by alice", vec![]), 1)
+            .await
+            .unwrap();
+        assert_eq!(first.version, 2);
+        let second = store
+            .update_agent("bob", "a", spec("A by bob", vec![]), 1)
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                second,
+                StoreError::Conflict {
+                    expected: 1,
+                    found: 2,
+                    ..
+                }
+            ),
+            "{second}"
+        );
+        assert_eq!(
+            store.agent("a").await.unwrap().unwrap().spec.name,
+            "A by alice"
+        );
+        let e = store
+            .create_agent("admin", "a", spec("again", vec![]))
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(e, StoreError::Exists { .. }), "{e}");
+        let e = store
+            .update_agent("admin", "nope", spec("x", vec![]), 1)
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(e, StoreError::NotFound { .. }), "{e}");
+        let e = store
+            .delete_agent("admin", "a", Some(1))
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(e, StoreError::Conflict { .. }), "{e}");
+        store.delete_agent("admin", "a", Some(2)).await.unwrap();
+        assert!(store.agent("a").await.unwrap().is_none());
+
+        // Every change is in the audit log, newest first, with before and after.
+        let audit = store.audit(None, 10).await.unwrap();
+        let actions: Vec<(&str, &str)> = audit
+            .items
+            .iter()
+            .map(|e| (e.actor.as_str(), e.action.as_str()))
+            .collect();
+        assert_eq!(
+            actions,
+            [
+                ("admin", "agent.delete"),
+                ("alice", "agent.update"),
+                ("admin", "agent.create")
+            ]
+        );
+        assert!(
+            audit.items[1]
+                .old_value
+                .as_deref()
+                .unwrap()
+                .contains("\"name\":\"A\"")
+        );
+        assert!(
+            audit.items[1]
+                .new_value
+                .as_deref()
+                .unwrap()
+                .contains("A by alice")
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bad_agents_are_refused_naming_the_field() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        let both = GrantSpec {
+            tool_set: Some("a".into()),
+            mcp_server: Some("b".into()),
+            ..GrantSpec::default()
+        };
+        let cases = [
+            ("ok", spec("", vec![]), "name"),
+            ("ok", spec("x", vec![both]), "grants[0]"),
+            (
+                "ok",
+                spec("x", vec![tool_set("a"), tool_set("a")]),
+                "grants[1]",
+            ),
+            (
+                "ok",
+                spec("x", vec![tool_set("bad id")]),
+                "grants[0].tool_set",
+            ),
+            ("bad id!", spec("x", vec![]), "id"),
+        ];
+        for (id, spec, field) in cases {
+            match store.create_agent("admin", id, spec).await {
+                Err(StoreError::Invalid { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+        let mut bad_icon = spec("x", vec![]);
+        bad_icon.icon = Some("Not An Icon".into());
+        let e = store
+            .create_agent("admin", "ok", bad_icon)
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "icon: \"Not An Icon\" is not a Lucide icon name (kebab-case, like `book-open`)"
+        );
+        assert!(store.agents(None, 10).await.unwrap().items.is_empty());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn agents_page_by_cursor() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        for i in 0..7 {
+            store
+                .create_agent(
+                    "admin",
+                    &format!("agent-{i}"),
+                    spec("x", vec![tool_set("time")]),
+                )
+                .await
+                .unwrap();
+        }
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = store.agents(cursor.as_deref(), 3).await.unwrap();
+            seen.extend(page.items.iter().map(|a| a.id.clone()));
+            assert!(page.items.iter().all(|a| a.spec.grants.len() == 1));
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        let expected: Vec<String> = (0..7).map(|i| format!("agent-{i}")).collect();
+        assert_eq!(seen, expected);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tokens_are_shown_once_stored_as_hashes_and_die_when_revoked_or_expired() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at.clone(), Some(cipher(&dir))).await.unwrap();
+        assert!(store.is_empty().await.unwrap());
+        store
+            .put_user("setup", "alice", Role::Operator)
+            .await
+            .unwrap();
+        store
+            .create_agent("setup", "helper", spec("Helper", vec![]))
+            .await
+            .unwrap();
+        let (token, secret) = store
+            .create_token(
+                "setup",
+                NewToken {
+                    name: "laptop".into(),
+                    user: "alice".into(),
+                    scopes: vec![Scope::ToolsCall, Scope::ToolsRead, Scope::ToolsCall],
+                    agent: Some("helper".into()),
+                    expires_at: None,
+                },
+            )
+            .await
+            .unwrap();
+        assert!(secret.starts_with(&format!("th_{}_", token.id)), "{secret}");
+        assert_eq!(token.scopes, [Scope::ToolsRead, Scope::ToolsCall]);
+        let bearer = store.authenticate(&secret).await.unwrap().unwrap();
+        assert_eq!(
+            (bearer.user.as_str(), bearer.role, bearer.agent.as_deref()),
+            ("alice", Role::Operator, Some("helper"))
+        );
+        assert!(
+            store
+                .authenticate(&format!("{secret}x"))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(store.authenticate("not a token").await.unwrap().is_none());
+        let listed = store.tokens(Some("alice")).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].last_used_at.is_some());
+
+        // Only its hash is stored: the secret appears nowhere in the database file.
+        if let Location::Sqlite(path) = &at {
+            store.close().await;
+            let store = Store::open(at.clone(), Some(cipher(&dir))).await.unwrap();
+            let mut bytes = std::fs::read(path).unwrap();
+            let mut wal = path.as_os_str().to_owned();
+            wal.push("-wal");
+            bytes.extend(std::fs::read(&wal).unwrap_or_default());
+            let secret_part = secret.rsplit('_').next().unwrap();
+            assert!(
+                !bytes
+                    .windows(secret_part.len())
+                    .any(|w| w == secret_part.as_bytes())
+            );
+            drop(store);
+        }
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        store.revoke_token("alice", &token.id).await.unwrap();
+        assert!(store.authenticate(&secret).await.unwrap().is_none());
+
+        let (_, expired) = store
+            .create_token(
+                "setup",
+                NewToken {
+                    name: "old".into(),
+                    user: "alice".into(),
+                    scopes: vec![Scope::ToolsRead],
+                    agent: None,
+                    expires_at: Some(1),
+                },
+            )
+            .await
+            .unwrap();
+        assert!(store.authenticate(&expired).await.unwrap().is_none());
+        let e = store
+            .create_token(
+                "setup",
+                NewToken {
+                    name: "x".into(),
+                    user: "nobody".into(),
+                    scopes: vec![Scope::ToolsRead],
+                    agent: None,
+                    expires_at: None,
+                },
+            )
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            matches!(e, StoreError::NotFound { kind: "user", .. }),
+            "{e}"
+        );
+        let e = store
+            .put_user("setup", "../etc", Role::Admin)
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(e, StoreError::Invalid { .. }), "{e}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn secrets_are_sealed_and_need_their_key() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at.clone(), Some(cipher(&dir))).await.unwrap();
+        store
+            .put_secret("mcp:docs", "bearer", "s3cret-value")
+            .await
+            .unwrap();
+        assert_eq!(
+            store.secret("mcp:docs", "bearer").await.unwrap().as_deref(),
+            Some("s3cret-value")
+        );
+        assert_eq!(store.secret_names("mcp:docs").await.unwrap(), ["bearer"]);
+        // Another key cannot open it, and says so.
+        let other = Cipher::from_file(&dir.path().join("other.key")).unwrap();
+        let store2 = Store::open(at.clone(), Some(other)).await.unwrap();
+        let e = store2.secret("mcp:docs", "bearer").await.err().unwrap();
+        assert!(e.to_string().contains("does not open with this key"), "{e}");
+        // Without a key, nothing is sealed.
+        let keyless = Store::open(at, None).await.unwrap();
+        assert!(keyless.put_secret("x", "y", "z").await.is_err());
+        assert!(store.delete_secret("mcp:docs", "bearer").await.unwrap());
+        assert!(store.secret("mcp:docs", "bearer").await.unwrap().is_none());
+    })
+    .await;
+}
+
+fn call(i: usize, tool: &str, outcome: Outcome) -> CallRow {
+    CallRow {
+        id: toolhost_store::new_id(),
+        started_at: 1_000_000 + i as i64,
+        duration_ms: 3,
+        principal: "alice".into(),
+        token_id: None,
+        agent_id: Some("helper".into()),
+        transport: "mcp-http".into(),
+        tool: tool.into(),
+        tool_set: Some("time".into()),
+        outcome,
+        error: None,
+        result_bytes: 10,
+        arguments: "{}".into(),
+    }
+}
+
+#[tokio::test]
+async fn the_call_queue_writes_every_row_in_batches_and_lists_them_by_filter() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        let queue = CallQueue::start(
+            store.clone(),
+            QueueOptions {
+                capacity: 5000,
+                batch: 100,
+                linger: Duration::from_millis(10),
+                retention: None,
+            },
+        );
+        for i in 0..1000 {
+            let outcome = if i % 10 == 0 {
+                Outcome::Error
+            } else {
+                Outcome::Success
+            };
+            queue.push(call(i, if i % 2 == 0 { "now" } else { "add" }, outcome));
+        }
+        for _ in 0..200 {
+            if queue
+                .counts()
+                .written
+                .load(std::sync::atomic::Ordering::Relaxed)
+                == 1000
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        assert_eq!(
+            queue
+                .counts()
+                .written
+                .load(std::sync::atomic::Ordering::Relaxed),
+            1000
+        );
+        assert_eq!(
+            queue
+                .counts()
+                .lost
+                .load(std::sync::atomic::Ordering::Relaxed),
+            0
+        );
+
+        let filter = CallFilter {
+            tool: Some("now".into()),
+            outcome: Some(Outcome::Error),
+            ..CallFilter::default()
+        };
+        let mut total = 0;
+        let mut cursor = None;
+        loop {
+            let page = store.calls(&filter, cursor.as_deref(), 20).await.unwrap();
+            assert!(
+                page.items
+                    .iter()
+                    .all(|c| c.tool == "now" && c.outcome == Outcome::Error)
+            );
+            total += page.items.len();
+            match page.next {
+                Some(n) => cursor = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(total, 100);
+        assert_eq!(store.prune_calls(1_000_500).await.unwrap(), 500);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_full_queue_counts_what_it_loses_and_never_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(Location::Sqlite(dir.path().join("t.db")), None)
+        .await
+        .unwrap();
+    store.close().await;
+    // The pool is closed: every write fails, so the queue fills and stays full.
+    let queue = CallQueue::start(
+        store,
+        QueueOptions {
+            capacity: 10,
+            batch: 5,
+            linger: Duration::from_millis(1),
+            retention: None,
+        },
+    );
+    let started = std::time::Instant::now();
+    for i in 0..100 {
+        queue.push(call(i, "now", Outcome::Success));
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "push never waits"
+    );
+    let lost = queue
+        .counts()
+        .lost
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(lost >= 85, "{lost}");
+    // Every row is counted lost, waits in the queue, or is in the writer's batch (≤ 5).
+    let accounted = lost as usize + queue.pending();
+    assert!((95..=100).contains(&accounted), "{accounted}");
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_toolhost_is_refused_and_a_missing_server_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let store = Store::open(Location::Sqlite(path.clone()), None)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, installed_on, success, checksum, execution_time) \
+         VALUES (99990101000000, 'from the future', '2099-01-01', TRUE, X'00', 0)",
+    )
+    .execute(
+        &mut sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    store.close().await;
+    let e = Store::open(Location::Sqlite(path), None)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            e,
+            StoreError::TooNew {
+                version: 99990101000000,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("newer Toolhost"), "{e}");
+
+    let e = Store::open(
+        Location::Postgres("postgres://u:pw@127.0.0.1:1/db".into()),
+        None,
+    )
+    .await
+    .err()
+    .unwrap();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("cannot open the store at postgres://u:***@127.0.0.1:1/db"),
+        "{text}"
+    );
+    assert!(!text.contains("pw"), "{text}");
+    assert!(matches!(
+        Location::parse("mysql://x"),
+        Err(StoreError::Invalid { .. })
+    ));
+    assert_eq!(
+        Location::parse("sqlite:///var/lib/toolhost/toolhost.db").unwrap(),
+        Location::Sqlite("/var/lib/toolhost/toolhost.db".into())
+    );
+}
