@@ -86,11 +86,11 @@ pub struct CallRecord {
 }
 
 /// Where finished calls are recorded.
-#[async_trait::async_trait]
 pub trait CallLog: Send + Sync {
-    /// Records one call. A log that fails says so in the server's logs; the call's caller
-    /// has its result already.
-    async fn record(&self, call: CallRecord) -> Result<(), StoreError>;
+    /// Records one call. Called on the call's own path, as its result goes out: it must
+    /// never wait (a store queues the row and writes it later, off the call path). A log
+    /// that cannot keep a row says so in the server's logs, never to the caller.
+    fn record(&self, call: CallRecord);
 }
 
 /// The call log of a host without a store: one `debug` line per call (`TOOLHOST_LOG=debug`
@@ -98,9 +98,8 @@ pub trait CallLog: Send + Sync {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TracingCallLog;
 
-#[async_trait::async_trait]
 impl CallLog for TracingCallLog {
-    async fn record(&self, call: CallRecord) -> Result<(), StoreError> {
+    fn record(&self, call: CallRecord) {
         tracing::debug!(
             user = %call.user,
             tool = %call.tool,
@@ -109,6 +108,5 @@ impl CallLog for TracingCallLog {
             outcome = ?call.outcome,
             "call"
         );
-        Ok(())
     }
 }
