@@ -12,6 +12,7 @@
 //! - [`store`]: the interfaces a store implements (agents, tokens, the call log).
 #![warn(missing_docs, unreachable_pub)]
 
+mod access;
 mod agent_source;
 mod caller;
 mod catalog_source;
@@ -25,6 +26,7 @@ mod tokens;
 mod users;
 mod watched;
 
+pub use access::{Role, Scope};
 pub use agent_source::AgentSource;
 pub use caller::Caller;
 pub use catalog_source::CatalogSource;

@@ -84,12 +84,10 @@ mod tests {
 
     #[test]
     fn only_the_right_bearer_token_authenticates() {
-        let ada = Caller {
-            space: UserSpace {
-                user: "ada@example.com".into(),
-                home: "/data/ada@example.com".into(),
-            },
-        };
+        let ada = Caller::new(UserSpace {
+            user: "ada@example.com".into(),
+            home: "/data/ada@example.com".into(),
+        });
         let mut tokens = Tokens::default();
         tokens
             .insert(&hash_token("s3cret").to_uppercase(), ada.clone())

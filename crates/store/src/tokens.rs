@@ -5,39 +5,10 @@
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
+pub use toolhost_host::{Role, Scope};
+
 use crate::audit::{AuditEvent, record_in};
 use crate::{Store, StoreError, now_ms};
-
-/// What a user may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Reads everything.
-    Viewer,
-    /// Also manages agents and MCP servers.
-    Operator,
-    /// Also manages users and tokens.
-    Admin,
-}
-
-impl Role {
-    /// Its name in the store and the API.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Operator => "operator",
-            Role::Admin => "admin",
-        }
-    }
-
-    fn parse(text: &str) -> Role {
-        match text {
-            "admin" => Role::Admin,
-            "operator" => Role::Operator,
-            _ => Role::Viewer,
-        }
-    }
-}
 
 /// A user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,40 +19,6 @@ pub struct User {
     pub role: Role,
     /// Milliseconds since the Unix epoch.
     pub created_at: i64,
-}
-
-/// What a token lets its bearer do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Scope {
-    /// List tools and tool sets.
-    #[serde(rename = "tools:read")]
-    ToolsRead,
-    /// Call tools.
-    #[serde(rename = "tools:call")]
-    ToolsCall,
-    /// Manage what the user's role allows.
-    #[serde(rename = "admin")]
-    Admin,
-}
-
-impl Scope {
-    /// Its name in the store, the API and OAuth challenges.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::ToolsRead => "tools:read",
-            Scope::ToolsCall => "tools:call",
-            Scope::Admin => "admin",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Scope> {
-        match text {
-            "tools:read" => Some(Scope::ToolsRead),
-            "tools:call" => Some(Scope::ToolsCall),
-            "admin" => Some(Scope::Admin),
-            _ => None,
-        }
-    }
 }
 
 /// A token as listed: never its secret.
@@ -352,7 +289,7 @@ impl Store {
         Ok(Some(Bearer {
             token: id,
             user: row.try_get("name")?,
-            role: Role::parse(&row.try_get::<String, _>("role")?),
+            role: Role::parse(&row.try_get::<String, _>("role")?).unwrap_or(Role::Viewer),
             scopes: parse_scopes(&row.try_get::<String, _>("scopes")?),
             agent: row.try_get("agent_id")?,
         }))
@@ -362,7 +299,7 @@ impl Store {
 fn user_from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
     Ok(User {
         name: row.try_get("name")?,
-        role: Role::parse(&row.try_get::<String, _>("role")?),
+        role: Role::parse(&row.try_get::<String, _>("role")?).unwrap_or(Role::Viewer),
         created_at: row.try_get("created_at")?,
     })
 }

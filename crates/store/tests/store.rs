@@ -594,3 +594,143 @@ async fn a_database_from_a_newer_toolhost_is_refused_and_a_missing_server_is_a_c
         Location::Sqlite("/var/lib/toolhost/toolhost.db".into())
     );
 }
+
+#[tokio::test]
+async fn the_host_sees_stored_agents_and_tokens_beside_the_configuration_files() {
+    use std::sync::Arc;
+    use toolhost_host::store::{AgentStore, CallLog, CallOutcome, CallRecord, TokenStore};
+    use toolhost_host::{ConfigFile, Tokens};
+    use toolhost_store::{StoredAgents, StoredTokens};
+
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        let config = Arc::new(
+            ConfigFile::parse(
+                &dir.path().join("toolhost.toml"),
+                "[agents.filed]\ngrants = [{ tool_set = \"time\" }]\n\
+                 [agents.both]\ngrants = [{ tool_set = \"web\" }]\n",
+            )
+            .unwrap(),
+        );
+        store
+            .create_agent(
+                "admin",
+                "stored",
+                spec("Stored", vec![tool_set("utilities")]),
+            )
+            .await
+            .unwrap();
+        store
+            .create_agent(
+                "admin",
+                "both",
+                spec("Shadowed", vec![tool_set("utilities")]),
+            )
+            .await
+            .unwrap();
+        let agents = StoredAgents::new(store.clone(), config);
+        assert_eq!(
+            agents.agent_ids().await.unwrap(),
+            ["both", "filed", "stored"]
+        );
+        let both = agents.agent("both").await.unwrap().unwrap();
+        assert_eq!(
+            both.grants[0].source,
+            toolhost_toolsets::GrantSource::ToolSet("web".into()),
+            "the configuration file's agent wins its id"
+        );
+        assert!(agents.agent("stored").await.unwrap().is_some());
+        assert!(agents.agent("nope").await.unwrap().is_none());
+
+        store
+            .put_user("admin", "alice", Role::Viewer)
+            .await
+            .unwrap();
+        let (_, secret) = store
+            .create_token(
+                "admin",
+                NewToken {
+                    name: "bound".into(),
+                    user: "alice".into(),
+                    scopes: vec![Scope::ToolsRead],
+                    agent: Some("stored".into()),
+                    expires_at: None,
+                },
+            )
+            .await
+            .unwrap();
+        let mut filed = Tokens::default();
+        filed
+            .insert(
+                &toolhost_host::hash_token("from-the-file"),
+                toolhost_host::Caller::new(
+                    toolhost_host::user_space(Some(dir.path()), Some("bob")).unwrap(),
+                ),
+            )
+            .unwrap();
+        let tokens = StoredTokens::new(
+            store.clone(),
+            Arc::new(filed),
+            Some(dir.path().to_path_buf()),
+        );
+        let alice = tokens
+            .authenticate(&format!("Bearer {secret}"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(alice.user(), "alice");
+        assert_eq!(alice.agent.as_deref(), Some("stored"));
+        assert!(alice.may(Scope::ToolsRead) && !alice.may(Scope::ToolsCall));
+        assert_eq!(alice.space.home, dir.path().join("alice"));
+        let bob = tokens
+            .authenticate("Bearer from-the-file")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(bob.user(), "bob");
+        assert!(
+            tokens
+                .authenticate("Bearer th_nope_nope")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            tokens
+                .authenticate("Basic from-the-file")
+                .await
+                .unwrap()
+                .is_none()
+        );
+
+        // The call queue is the host's call log.
+        let queue = CallQueue::start(store.clone(), QueueOptions::default());
+        let log: &dyn CallLog = &queue;
+        log.record(CallRecord {
+            user: "alice".into(),
+            tool: "now".into(),
+            surface: "mcp",
+            started: std::time::SystemTime::now(),
+            duration: Duration::from_millis(4),
+            outcome: CallOutcome::Abandoned,
+        });
+        let mut rows = Vec::new();
+        for _ in 0..100 {
+            rows = store
+                .calls(&CallFilter::default(), None, 10)
+                .await
+                .unwrap()
+                .items;
+            if !rows.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].tool.as_str(), rows[0].outcome),
+            ("now", Outcome::Cancelled)
+        );
+    })
+    .await;
+}

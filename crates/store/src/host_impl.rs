@@ -1,0 +1,141 @@
+//! The store as the host's stores: agents, tokens and the call log, with the
+//! configuration file's agents and tokens kept beside the stored ones (read-only, and
+//! first: a stored entry never shadows one the operator wrote down).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use toolhost_host::store::{
+    AgentStore, CallLog, CallOutcome, CallRecord, StoreError as HostStoreError, TokenStore,
+};
+use toolhost_host::{Caller, user_space};
+use toolhost_toolsets::AgentConfig;
+
+use crate::{CallQueue, CallRow, Outcome, Store, StoreError};
+
+fn host_error(e: StoreError) -> HostStoreError {
+    HostStoreError(Box::new(e))
+}
+
+/// The configuration file's agents, then the stored ones.
+pub struct StoredAgents {
+    store: Store,
+    config: Arc<dyn AgentStore>,
+}
+
+impl StoredAgents {
+    /// `config`'s agents (read-only) beside `store`'s.
+    pub fn new(store: Store, config: Arc<dyn AgentStore>) -> StoredAgents {
+        StoredAgents { store, config }
+    }
+}
+
+#[async_trait::async_trait]
+impl AgentStore for StoredAgents {
+    async fn agent_ids(&self) -> Result<Vec<String>, HostStoreError> {
+        let mut ids = self.config.agent_ids().await?;
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self
+                .store
+                .agents(cursor.as_deref(), 500)
+                .await
+                .map_err(host_error)?;
+            ids.extend(page.items.into_iter().map(|a| a.id));
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    async fn agent(&self, id: &str) -> Result<Option<AgentConfig>, HostStoreError> {
+        if let Some(agent) = self.config.agent(id).await? {
+            return Ok(Some(agent));
+        }
+        let stored = self.store.agent(id).await.map_err(host_error)?;
+        Ok(stored.map(|a| a.spec.to_config()))
+    }
+}
+
+/// Stored `th_` tokens, then the configuration file's.
+pub struct StoredTokens {
+    store: Store,
+    config: Arc<dyn TokenStore>,
+    /// Where homes are (`DATA_PATH`), for the callers tokens name.
+    data: Option<PathBuf>,
+}
+
+impl StoredTokens {
+    /// `store`'s tokens beside `config`'s; callers' homes under `data`.
+    pub fn new(store: Store, config: Arc<dyn TokenStore>, data: Option<PathBuf>) -> StoredTokens {
+        StoredTokens {
+            store,
+            config,
+            data,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl TokenStore for StoredTokens {
+    fn is_empty(&self) -> bool {
+        // A store always has its first admin's token.
+        false
+    }
+
+    async fn authenticate(&self, authorization: &str) -> Result<Option<Caller>, HostStoreError> {
+        let Some((scheme, token)) = authorization.trim().split_once(' ') else {
+            return Ok(None);
+        };
+        let token = token.trim();
+        if !scheme.eq_ignore_ascii_case("bearer") || !token.starts_with("th_") {
+            return self.config.authenticate(authorization).await;
+        }
+        let Some(bearer) = self.store.authenticate(token).await.map_err(host_error)? else {
+            return Ok(None);
+        };
+        // The store's user names passed the user-name rule when they were stored.
+        let space = user_space(self.data.as_deref(), Some(&bearer.user))
+            .map_err(|e| HostStoreError(Box::new(e)))?;
+        Ok(Some(Caller {
+            space,
+            role: bearer.role,
+            scopes: bearer.scopes,
+            agent: bearer.agent,
+            token: Some(bearer.token),
+        }))
+    }
+}
+
+impl CallLog for CallQueue {
+    fn record(&self, call: CallRecord) {
+        let started_at = call
+            .started
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.push(CallRow {
+            id: crate::new_id(),
+            started_at,
+            duration_ms: i64::try_from(call.duration.as_millis()).unwrap_or(i64::MAX),
+            principal: call.user,
+            token_id: None,
+            agent_id: None,
+            transport: call.surface.to_string(),
+            tool: call.tool,
+            tool_set: None,
+            outcome: match call.outcome {
+                CallOutcome::Ok => Outcome::Success,
+                CallOutcome::Error => Outcome::Error,
+                CallOutcome::Abandoned => Outcome::Cancelled,
+            },
+            error: None,
+            result_bytes: 0,
+            arguments: "{}".into(),
+        });
+    }
+}
