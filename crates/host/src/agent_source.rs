@@ -13,11 +13,15 @@ use tokio::sync::broadcast;
 use toolhost_runtime::Target;
 use toolhost_toolsets::{Annotations, Registry, Turn, TurnRequest};
 
+use crate::store::AgentStore;
 use crate::{Caller, Change, Hints, ToolInfo, ToolSource, WatchedCatalog};
 
-/// Serves one agent's tools: a turn per caller, resolved through the tool-set registry.
+/// Serves one agent's tools: a turn per caller, resolved through the tool-set registry
+/// from the agent's grants as they are when the turn begins (an edited agent's next turn
+/// has its new grants).
 pub struct AgentSource {
     registry: Arc<Registry>,
+    agents: Arc<dyn AgentStore>,
     agent: String,
     /// The current turn of each caller (by user).
     turns: Mutex<HashMap<String, Arc<Turn>>>,
@@ -25,13 +29,20 @@ pub struct AgentSource {
 }
 
 impl AgentSource {
-    /// Serves `agent`'s tools; `catalog` is the one the registry's folder tool sets read,
-    /// and its edits are announced as changes. Must be created inside a Tokio runtime.
-    pub fn new(registry: Arc<Registry>, agent: &str, catalog: &WatchedCatalog) -> AgentSource {
+    /// Serves `agent` of `agents`; `catalog` is the one the registry's folder tool sets
+    /// read, and its edits are announced as changes. Must be created inside a Tokio
+    /// runtime.
+    pub fn new(
+        registry: Arc<Registry>,
+        agents: Arc<dyn AgentStore>,
+        agent: &str,
+        catalog: &WatchedCatalog,
+    ) -> AgentSource {
         let (changes, _) = broadcast::channel(64);
         catalog.forward(None, &changes);
         AgentSource {
             registry,
+            agents,
             agent: agent.to_string(),
             turns: Mutex::new(HashMap::new()),
             changes,
@@ -44,13 +55,22 @@ impl AgentSource {
             user_id: Some(caller.user().to_string()),
             ..TurnRequest::default()
         };
-        let turn = match self.registry.resolve(&self.agent, &request).await {
-            Ok(turn) => Arc::new(turn),
+        let grants = match self.agents.agent(&self.agent).await {
+            Ok(Some(agent)) => agent.grants,
+            Ok(None) => {
+                tracing::warn!(agent = %self.agent, "cannot resolve a turn: the agent is gone");
+                return None;
+            }
             Err(e) => {
                 tracing::warn!(agent = %self.agent, "cannot resolve a turn: {e}");
                 return None;
             }
         };
+        let turn = Arc::new(
+            self.registry
+                .resolve_grants(&self.agent, &grants, &request)
+                .await,
+        );
         for w in &turn.warnings {
             tracing::warn!(agent = %self.agent, user = caller.user(), "turn: {w:?}");
         }
@@ -187,7 +207,15 @@ mod tests {
         )
         .unwrap();
         let catalog = WatchedCatalog::unwatched(Catalog::scan(Vec::new()));
-        let source = AgentSource::new(Arc::new(registry), "a", &catalog);
+        let mut file = crate::ConfigFile::default();
+        file.agents.insert(
+            "a".into(),
+            AgentConfig {
+                name: None,
+                grants: vec![Grant::tool_set("s")],
+            },
+        );
+        let source = AgentSource::new(Arc::new(registry), Arc::new(file), "a", &catalog);
         let caller = Caller::new(UserSpace {
             user: "tester".into(),
             home: "/nonexistent".into(),

@@ -25,9 +25,12 @@ pub enum HostError {
     /// An MCP server of `[mcp_servers]` is configured wrong.
     #[error(transparent)]
     McpServer(#[from] ServerConfigError),
-    /// An agent the configuration does not define.
-    #[error("no agent `{0}` in toolhost.toml ([agents.ID])")]
+    /// An agent neither the configuration nor the store defines.
+    #[error("no agent `{0}`: toolhost.toml has no [agents.{0}], and no stored agent has that id")]
     UnknownAgent(String),
+    /// The store did not answer.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     /// The HTTP surfaces would be open to the network without authentication.
     #[error(
         "refusing to listen on {0} without authentication: add [[serve.tokens]] to toolhost.toml, or listen on 127.0.0.1"

@@ -2,7 +2,7 @@
 //! reverse one.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use toolhost_catalog::{Catalog, Root};
@@ -31,6 +31,20 @@ pub struct HostOptions {
     pub tool_sets: bool,
     /// Watch the tool roots and reload on edits (a long-running surface does).
     pub watch: bool,
+    /// A persistent store beside the configuration file: its agents and tokens join the
+    /// file's, and it keeps the call log. `None`: the file alone, calls logged by tracing.
+    pub store: Option<Arc<dyn Persistence>>,
+}
+
+/// A persistent store as the host uses it: given the configuration file's agents and
+/// tokens (read-only, they keep their ids), what the host serves; and where calls go.
+pub trait Persistence: Send + Sync {
+    /// The agents to serve: `config`'s and the store's.
+    fn agents(&self, config: Arc<dyn AgentStore>) -> Arc<dyn AgentStore>;
+    /// The tokens to accept: `config`'s and the store's; callers' homes under `data`.
+    fn tokens(&self, config: Arc<dyn TokenStore>, data: Option<&Path>) -> Arc<dyn TokenStore>;
+    /// Where finished calls are recorded.
+    fn call_log(&self) -> Arc<dyn CallLog>;
 }
 
 /// Which tools a catalog source shows a caller.
@@ -50,7 +64,8 @@ pub struct Host {
     runtime: Runtime,
     registry: Option<Arc<Registry>>,
     default_caller: Caller,
-    tokens: Arc<Tokens>,
+    agents: Arc<dyn AgentStore>,
+    tokens: Arc<dyn TokenStore>,
     data: Option<PathBuf>,
     call_log: Arc<dyn CallLog>,
 }
@@ -67,6 +82,7 @@ impl Host {
             user,
             tool_sets,
             watch,
+            store,
         } = options;
         // First: a name that breaks the user-name rule must not reach anything.
         let default_caller = Caller::new(user_space(data.as_deref(), user.as_deref())?);
@@ -94,15 +110,31 @@ impl Host {
         } else {
             None
         };
+        let config = Arc::new(config);
+        let file_agents = Arc::clone(&config) as Arc<dyn AgentStore>;
+        let file_tokens = Arc::new(tokens) as Arc<dyn TokenStore>;
+        let (agents, tokens, call_log) = match &store {
+            Some(store) => (
+                store.agents(file_agents),
+                store.tokens(file_tokens, data.as_deref()),
+                store.call_log(),
+            ),
+            None => (
+                file_agents,
+                file_tokens,
+                Arc::new(TracingCallLog) as Arc<dyn CallLog>,
+            ),
+        };
         Ok(Host {
-            config: Arc::new(config),
+            config,
             catalog,
             runtime,
             registry,
             default_caller,
-            tokens: Arc::new(tokens),
+            agents,
+            tokens,
             data,
-            call_log: Arc::new(TracingCallLog),
+            call_log,
         })
     }
 
@@ -133,12 +165,12 @@ impl Host {
 
     /// The agents it serves.
     pub fn agents(&self) -> Arc<dyn AgentStore> {
-        Arc::clone(&self.config) as Arc<dyn AgentStore>
+        Arc::clone(&self.agents)
     }
 
     /// The bearer tokens its HTTP surfaces accept.
     pub fn tokens(&self) -> Arc<dyn TokenStore> {
-        Arc::clone(&self.tokens) as Arc<dyn TokenStore>
+        Arc::clone(&self.tokens)
     }
 
     /// Where finished calls are recorded.
@@ -157,13 +189,15 @@ impl Host {
     }
 
     /// `agent`'s resolved tool sets as a tool source. Boots with `tool_sets` only.
-    pub fn agent_source(&self, agent: &str) -> Result<Arc<AgentSource>, HostError> {
-        let registry = match &self.registry {
-            Some(r) if r.config().agents.contains_key(agent) => r,
-            _ => return Err(HostError::UnknownAgent(agent.to_string())),
-        };
+    pub async fn agent_source(&self, agent: &str) -> Result<Arc<AgentSource>, HostError> {
+        let unknown = || HostError::UnknownAgent(agent.to_string());
+        let registry = self.registry.as_ref().ok_or_else(unknown)?;
+        if self.agents.agent(agent).await?.is_none() {
+            return Err(unknown());
+        }
         Ok(Arc::new(AgentSource::new(
             Arc::clone(registry),
+            Arc::clone(&self.agents),
             agent,
             &self.catalog,
         )))

@@ -32,7 +32,7 @@ pub use caller::Caller;
 pub use catalog_source::CatalogSource;
 pub use config::{ConfigError, ConfigFile, ServeConfig, TokenConfig};
 pub use error::HostError;
-pub use host::{CatalogView, Host, HostOptions, check_exposure, tool_env};
+pub use host::{CatalogView, Host, HostOptions, Persistence, check_exposure, tool_env};
 pub use registry::boot_registry;
 pub use source::{Change, Hints, ToolInfo, ToolSource};
 pub use tokens::{Tokens, hash_token, is_token_hash};

@@ -35,6 +35,7 @@ fn options(root: &Path, data: &Path, config: &str) -> HostOptions {
         user: Some("ada@example.com".into()),
         tool_sets: true,
         watch: false,
+        store: None,
     }
 }
 
@@ -51,7 +52,7 @@ async fn a_folder_tool_keeps_its_label_from_every_source() {
     assert_eq!(caller.user(), "ada@example.com");
 
     let catalog = host.catalog_source(CatalogView::Shared);
-    let agent = host.agent_source("helper").unwrap();
+    let agent = host.agent_source("helper").await.unwrap();
     for (source, name) in [
         (catalog as std::sync::Arc<dyn ToolSource>, "catalog"),
         (agent, "agent"),
@@ -85,14 +86,14 @@ async fn boot_names_what_is_wrong() {
     assert!(matches!(e, HostError::Catalog(_)), "{e}");
 
     let host = Host::boot(options(&root, &data, AGENT)).unwrap();
-    let e = host.agent_source("nobody").err().unwrap();
+    let e = host.agent_source("nobody").await.err().unwrap();
     assert!(
         matches!(e, HostError::UnknownAgent(ref a) if a == "nobody"),
         "{e}"
     );
     assert_eq!(
         e.to_string(),
-        "no agent `nobody` in toolhost.toml ([agents.ID])"
+        "no agent `nobody`: toolhost.toml has no [agents.nobody], and no stored agent has that id"
     );
     host.shutdown().await;
 
@@ -101,7 +102,7 @@ async fn boot_names_what_is_wrong() {
     catalog_only.tool_sets = false;
     let host = Host::boot(catalog_only).unwrap();
     assert!(matches!(
-        host.agent_source("helper").err().unwrap(),
+        host.agent_source("helper").await.err().unwrap(),
         HostError::UnknownAgent(_)
     ));
     host.shutdown().await;

@@ -2,14 +2,14 @@
 //! configuration file's agents and tokens kept beside the stored ones (read-only, and
 //! first: a stored entry never shadows one the operator wrote down).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use toolhost_host::store::{
     AgentStore, CallLog, CallOutcome, CallRecord, StoreError as HostStoreError, TokenStore,
 };
-use toolhost_host::{Caller, user_space};
+use toolhost_host::{Caller, Persistence, user_space};
 use toolhost_toolsets::AgentConfig;
 
 use crate::{CallQueue, CallRow, Outcome, Store, StoreError};
@@ -137,5 +137,48 @@ impl CallLog for CallQueue {
             result_bytes: 0,
             arguments: "{}".into(),
         });
+    }
+}
+
+/// A store and its call queue, as the host's [`Persistence`].
+#[derive(Clone, Debug)]
+pub struct Persisted {
+    store: Store,
+    queue: CallQueue,
+}
+
+impl Persisted {
+    /// `store`, with the writer of its call log (started here, inside a Tokio runtime).
+    pub fn start(store: Store, options: crate::QueueOptions) -> Persisted {
+        let queue = CallQueue::start(store.clone(), options);
+        Persisted { store, queue }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The call log's queue.
+    pub fn queue(&self) -> &CallQueue {
+        &self.queue
+    }
+}
+
+impl Persistence for Persisted {
+    fn agents(&self, config: Arc<dyn AgentStore>) -> Arc<dyn AgentStore> {
+        Arc::new(StoredAgents::new(self.store.clone(), config))
+    }
+
+    fn tokens(&self, config: Arc<dyn TokenStore>, data: Option<&Path>) -> Arc<dyn TokenStore> {
+        Arc::new(StoredTokens::new(
+            self.store.clone(),
+            config,
+            data.map(Path::to_path_buf),
+        ))
+    }
+
+    fn call_log(&self) -> Arc<dyn CallLog> {
+        Arc::new(self.queue.clone())
     }
 }

@@ -25,7 +25,7 @@ pub use agents::{Agent, AgentSpec, GrantSpec, Rule};
 pub use audit::AuditEvent;
 pub use calls::{CallFilter, CallQueue, CallRow, Counts, Outcome, QueueOptions};
 pub use error::StoreError;
-pub use host_impl::{StoredAgents, StoredTokens};
+pub use host_impl::{Persisted, StoredAgents, StoredTokens};
 pub use open::{Engine, Location};
 pub use secrets::{Cipher, KEY_VARIABLE};
 pub use tokens::{Bearer, NewToken, Role, Scope, Token, User};

@@ -734,3 +734,104 @@ async fn the_host_sees_stored_agents_and_tokens_beside_the_configuration_files()
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_with_a_store_serves_stored_agents_and_accepts_stored_tokens() {
+    use std::sync::Arc;
+    use toolhost_catalog::{Root, RootOrigin};
+    use toolhost_host::{ConfigFile, Host, HostError, HostOptions, ToolSource};
+    use toolhost_store::Persisted;
+
+    on_both(|at, dir| async move {
+        let root = dir.path().join("greetings");
+        let tool = root.join("say_hello");
+        std::fs::create_dir_all(&tool).unwrap();
+        std::fs::write(
+            tool.join("TOOL.md"),
+            "---\nname: say_hello\ndescription: Says hello.\n---\n\nHello.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            tool.join("index.ts"),
+            "export async function execute() { return 'hi'; }\n",
+        )
+        .unwrap();
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        store
+            .create_agent(
+                "admin",
+                "stored",
+                spec("Stored", vec![tool_set("greetings")]),
+            )
+            .await
+            .unwrap();
+        store
+            .put_user("admin", "alice", Role::Operator)
+            .await
+            .unwrap();
+        let (_, secret) = store
+            .create_token(
+                "admin",
+                NewToken {
+                    name: "t".into(),
+                    user: "alice".into(),
+                    scopes: vec![Scope::ToolsRead, Scope::ToolsCall],
+                    agent: Some("stored".into()),
+                    expires_at: None,
+                },
+            )
+            .await
+            .unwrap();
+        let config = format!(
+            "[sandbox]\nenabled = false\n[runtime]\ncache_dir = {:?}\n",
+            dir.path().join("cache").display().to_string()
+        );
+        let host = Host::boot(HostOptions {
+            config: ConfigFile::parse(&dir.path().join("toolhost.toml"), &config).unwrap(),
+            roots: vec![Root {
+                path: root.clone(),
+                origin: RootOrigin::Flag,
+            }],
+            data: Some(dir.path().join("data")),
+            user: None,
+            tool_sets: true,
+            watch: false,
+            store: Some(Arc::new(Persisted::start(
+                store.clone(),
+                QueueOptions::default(),
+            ))),
+        })
+        .unwrap();
+        assert_eq!(host.agents().agent_ids().await.unwrap(), ["stored"]);
+        let caller = host
+            .tokens()
+            .authenticate(&format!("Bearer {secret}"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(caller.agent.as_deref(), Some("stored"));
+        let source = host.agent_source("stored").await.unwrap();
+        let names: Vec<String> = source
+            .tools(&caller)
+            .await
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["say_hello"]);
+
+        // An edit reaches the agent's next turn; a deleted agent is unknown.
+        let agent = store.agent("stored").await.unwrap().unwrap();
+        store
+            .update_agent("admin", "stored", spec("Stored", vec![]), agent.version)
+            .await
+            .unwrap();
+        assert!(source.tools(&caller).await.is_empty());
+        store.delete_agent("admin", "stored", None).await.unwrap();
+        assert!(matches!(
+            host.agent_source("stored").await.err().unwrap(),
+            HostError::UnknownAgent(_)
+        ));
+        host.shutdown().await;
+    })
+    .await;
+}

@@ -60,6 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         user: Some(user.user),
         tool_sets: false,
         watch: false,
+        store: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

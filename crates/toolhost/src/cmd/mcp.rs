@@ -37,11 +37,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         user: args.catalog.user.clone(),
         tool_sets: args.agent.is_some(),
         watch: true,
+        store: None,
     };
     run_to_end(serving_runtime()?, async move {
         let host = Host::boot(options)?;
         let source: std::sync::Arc<dyn toolhost_host::ToolSource> = match &args.agent {
-            Some(agent) => host.agent_source(agent)?,
+            Some(agent) => host.agent_source(agent).await?,
             // The catalog already holds this user's root (--user): no per-user overlay.
             None => host.catalog_source(CatalogView::Shared),
         };

@@ -58,6 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         // Each agent of toolhost.toml gets its own endpoint, serving its resolved tool sets.
         tool_sets: !config.agents.is_empty(),
         watch: true,
+        store: None,
         config,
     };
     run_to_end(serving_runtime()?, async move {
@@ -73,7 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let settle = server.session();
         let mut endpoints = vec![("/mcp".to_string(), server)];
         for agent in host.agents().agent_ids().await? {
-            let server = McpServer::for_host(&host, host.agent_source(&agent)?);
+            let server = McpServer::for_host(&host, host.agent_source(&agent).await?);
             endpoints.push((format!("/agents/{agent}/mcp"), server));
         }
         let stop = CancellationToken::new();
