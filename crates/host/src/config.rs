@@ -87,6 +87,24 @@ pub struct ConfigFile {
     /// `[serve]`: how the HTTP surfaces listen and whom they let in.
     #[serde(default)]
     pub serve: ServeConfig,
+    /// `[store]`: where agents, tokens, secrets and the call log persist.
+    #[serde(default)]
+    pub store: StoreConfig,
+}
+
+/// `[store]`: the persistent store. `--database` and `TOOLHOST_DATABASE_URL` override
+/// `url`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// A `postgres://` URL, or an SQLite file (created on first use).
+    pub url: Option<String>,
+    /// The key that seals secrets (32 bytes, base64, mode 0600): default beside an
+    /// SQLite file (`FILE.key`), else `DATA_HOME/store.key`. `TOOLHOST_SECRET_KEY`
+    /// overrides it.
+    pub key_file: Option<PathBuf>,
+    /// Days the call log keeps a call (default 90; 0 keeps them all).
+    pub call_retention_days: Option<u64>,
 }
 
 /// `[serve]`: how the HTTP surfaces listen and whom they let in. Unset limits take the

@@ -11,8 +11,8 @@ use toolhost_toolsets::Registry;
 
 use crate::store::{AgentStore, CallLog, TokenStore, TracingCallLog};
 use crate::{
-    AgentSource, Caller, CatalogSource, ConfigFile, HostError, Tokens, WatchedCatalog,
-    boot_registry, homes_dir, user_space,
+    AgentSource, Caller, CatalogSource, ConfigFile, HostError, RoutedSource, Tokens,
+    WatchedCatalog, boot_registry, homes_dir, user_space,
 };
 
 /// What to boot.
@@ -188,6 +188,17 @@ impl Host {
         Arc::new(CatalogSource::new(Arc::clone(&self.catalog), data))
     }
 
+    /// The main endpoint's tools: the catalog (seen as `view` says) for unbound callers,
+    /// the bound agent's tools for a caller whose credential is bound to an agent.
+    pub fn endpoint_source(&self, view: CatalogView) -> Arc<RoutedSource> {
+        Arc::new(RoutedSource::new(
+            self.catalog_source(view),
+            self.registry.clone(),
+            Arc::clone(&self.agents),
+            Arc::clone(&self.catalog),
+        ))
+    }
+
     /// `agent`'s resolved tool sets as a tool source. Boots with `tool_sets` only.
     pub async fn agent_source(&self, agent: &str) -> Result<Arc<AgentSource>, HostError> {
         let unknown = || HostError::UnknownAgent(agent.to_string());
@@ -214,14 +225,17 @@ impl Host {
 }
 
 /// Refuses to serve HTTP on `addr` when that would let anyone in: anything but loopback
-/// needs `[[serve.tokens]]`, and with tokens no default user may be named (`user_named`).
+/// needs `[[serve.tokens]]` or a `store`, and with tokens no default user may be named
+/// (`user_named`).
 /// Checked before booting, so that nothing starts for a server that must not.
 pub fn check_exposure(
     config: &ConfigFile,
     addr: SocketAddr,
     user_named: bool,
+    store: bool,
 ) -> Result<(), HostError> {
-    let no_tokens = config.serve.tokens.is_empty();
+    // A store always holds tokens (its first admin's), and then every request needs one.
+    let no_tokens = config.serve.tokens.is_empty() && !store;
     if no_tokens && !addr.ip().is_loopback() {
         return Err(HostError::Unauthenticated(addr));
     }

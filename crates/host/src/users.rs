@@ -23,7 +23,9 @@ pub fn homes_dir(data: Option<&Path>) -> PathBuf {
     absolute_path(&dir)
 }
 
-fn data_home() -> PathBuf {
+/// Toolhost's own data folder: `$XDG_DATA_HOME/toolhost`, else
+/// `~/.local/share/toolhost`.
+pub fn data_home() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(d).join("toolhost");
     }

@@ -114,19 +114,19 @@ fn serving_beyond_loopback_needs_tokens_and_tokens_name_the_users() {
     let public = "0.0.0.0:7878".parse().unwrap();
     let local = "127.0.0.1:7878".parse().unwrap();
     assert!(matches!(
-        check_exposure(&none, public, false),
+        check_exposure(&none, public, false, false),
         Err(HostError::Unauthenticated(_))
     ));
-    check_exposure(&none, local, true).unwrap();
+    check_exposure(&none, local, true, false).unwrap();
     let hash = toolhost_host::hash_token("s3cret");
     let tokens = ConfigFile::parse(
         Path::new("t.toml"),
         &format!("[[serve.tokens]]\nuser = \"ada@example.com\"\nsha256 = \"{hash}\"\n"),
     )
     .unwrap();
-    check_exposure(&tokens, public, false).unwrap();
+    check_exposure(&tokens, public, false, false).unwrap();
     assert!(matches!(
-        check_exposure(&tokens, local, true),
+        check_exposure(&tokens, local, true, false),
         Err(HostError::UserWithTokens)
     ));
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use toolhost_host::store::{CallLog, CallOutcome, CallRecord, TracingCallLog};
-use toolhost_host::{Caller, Hints, Host, ToolInfo, ToolSource};
+use toolhost_host::{Caller, Hints, Host, Scope, ToolInfo, ToolSource};
 use toolhost_runtime::{CallEvent, Runtime, ToolResult};
 
 use crate::http::StreamClosed;
@@ -206,6 +206,21 @@ fn mcp_tool(t: ToolInfo) -> Tool {
     }
 }
 
+/// A caller whose credential lacks `scope` gets an error naming it (never an empty list or
+/// "unknown tool", which would send the model looking elsewhere).
+fn missing_scope(caller: &Caller, scope: Scope) -> Result<(), ErrorData> {
+    if caller.may(scope) {
+        return Ok(());
+    }
+    Err(ErrorData::invalid_request(
+        format!(
+            "insufficient scope: this token lacks `{}`; ask for a token that has it",
+            scope.as_str()
+        ),
+        None,
+    ))
+}
+
 /// Hints are what MCP calls tool annotations.
 fn annotations(h: Hints) -> ToolAnnotations {
     ToolAnnotations::from_raw(None, h.read_only, h.destructive, h.idempotent, h.open_world)
@@ -281,6 +296,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context.extensions);
+        missing_scope(&caller, Scope::ToolsRead)?;
         let tools = self.shared.source.tools(&caller).await;
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (items, next) = page(tools, cursor, PAGE_SIZE);
@@ -302,6 +318,7 @@ impl ServerHandler for McpServer {
         // rmcp's own request logs are off (they hold the arguments, secrets included): this
         // line and the runtime's (arguments redacted) take their place.
         tracing::debug!(user = %caller.user(), tool = %request.name, "tools/call");
+        missing_scope(&caller, Scope::ToolsCall)?;
         let Some(target) = self.shared.source.resolve(&caller, &request.name).await else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", request.name),

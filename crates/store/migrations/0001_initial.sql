@@ -70,7 +70,8 @@ CREATE TABLE api_tokens (
     hash          TEXT NOT NULL UNIQUE,
     user_name     TEXT NOT NULL REFERENCES users (name) ON DELETE CASCADE,
     scopes        TEXT NOT NULL,
-    agent_id      TEXT REFERENCES agents (id) ON DELETE CASCADE,
+    -- An agent of the store or of the configuration file: no foreign key.
+    agent_id      TEXT,
     created_at    BIGINT NOT NULL,
     expires_at    BIGINT,
     last_used_at  BIGINT,

@@ -214,6 +214,8 @@ pub struct CallQueue {
 /// What the queue has done, for metrics and tests.
 #[derive(Debug, Default)]
 pub struct Counts {
+    /// Rows queued.
+    pub accepted: AtomicU64,
     /// Rows written.
     pub written: AtomicU64,
     /// Rows lost because the queue was full.
@@ -256,7 +258,9 @@ impl CallQueue {
 
     /// Queues a row; never waits. A full queue counts the row as lost and warns.
     pub fn push(&self, row: CallRow) {
-        if self.tx.try_send(row).is_err() {
+        if self.tx.try_send(row).is_ok() {
+            self.counts.accepted.fetch_add(1, Ordering::Relaxed);
+        } else {
             let lost = self.counts.lost.fetch_add(1, Ordering::Relaxed) + 1;
             if lost.is_power_of_two() {
                 tracing::warn!(
@@ -270,6 +274,22 @@ impl CallQueue {
     /// Rows written and lost so far.
     pub fn counts(&self) -> &Counts {
         &self.counts
+    }
+
+    /// Waits until every queued row is written, for at most `wait` (at shutdown, before
+    /// the store closes); whether it got there.
+    pub async fn flush(&self, wait: Duration) -> bool {
+        let until = tokio::time::Instant::now() + wait;
+        loop {
+            let accepted = self.counts.accepted.load(Ordering::Relaxed);
+            if self.counts.written.load(Ordering::Relaxed) >= accepted {
+                return true;
+            }
+            if tokio::time::Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Rows waiting to be written.

@@ -145,7 +145,8 @@ impl Store {
         Ok(row.try_get::<i64, _>("n")? == 0)
     }
 
-    /// Creates a token; the returned string is the only time its secret is seen.
+    /// Creates a token; the returned string is the only time its secret is seen. An agent
+    /// it is bound to may be the configuration file's: the caller checks it exists.
     pub async fn create_token(
         &self,
         actor: &str,
@@ -160,10 +161,14 @@ impl Store {
         if self.user(&new.user).await?.is_none() {
             return Err(StoreError::not_found("user", &new.user));
         }
+        // An agent may be the configuration file's: whoever binds checks it exists.
         if let Some(agent) = &new.agent
-            && self.agent(agent).await?.is_none()
+            && !crate::is_ref(agent)
         {
-            return Err(StoreError::not_found("agent", agent));
+            return Err(StoreError::invalid(
+                "agent",
+                format!("{agent:?} is not an agent id"),
+            ));
         }
         let id = hex(&crate::secrets::random_bytes::<6>());
         let secret = base64url(&crate::secrets::random_bytes::<32>());

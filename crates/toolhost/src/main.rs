@@ -4,6 +4,7 @@ mod catalog_args;
 mod cmd;
 mod output;
 mod registry;
+mod store_args;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

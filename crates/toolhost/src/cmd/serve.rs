@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -12,9 +13,11 @@ use toolhost_host::{CatalogView, ConfigFile, Host, HostOptions};
 use toolhost_mcp::McpServer;
 use toolhost_mcp::connections::ConnectionLimits;
 use toolhost_mcp::http::HttpOptions;
+use toolhost_store::{Persisted, QueueOptions};
 
 use crate::catalog_args::CatalogArgs;
 use crate::cmd::mcp::{cancel_on_signal, run_to_end, serving_runtime};
+use crate::store_args::StoreArgs;
 
 /// Where `serve` listens unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -33,6 +36,8 @@ pub struct Args {
     /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -49,19 +54,35 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if !addr.ip().is_unspecified() {
         allowed_hosts.push(addr.ip().to_string());
     }
-    toolhost_host::check_exposure(&config, addr, args.catalog.user.is_some())?;
+    let with_store = args.store.location(&config)?.is_some();
+    toolhost_host::check_exposure(&config, addr, args.catalog.user.is_some(), with_store)?;
     let connection_limits = fit_fd_limit(ConnectionLimits::from_config(&config.serve));
     let options = HostOptions {
         roots: args.catalog.roots()?,
         data: args.catalog.data.clone(),
         user: args.catalog.user.clone(),
-        // Each agent of toolhost.toml gets its own endpoint, serving its resolved tool sets.
-        tool_sets: !config.agents.is_empty(),
+        // Each agent gets its own endpoint, serving its resolved tool sets.
+        tool_sets: !config.agents.is_empty() || with_store,
         watch: true,
         store: None,
         config,
     };
+    let store_args = args.store.clone();
     run_to_end(serving_runtime()?, async move {
+        let mut options = options;
+        let store = match store_args.open(&options.config).await? {
+            Some(store) => {
+                let days = options.config.store.call_retention_days.unwrap_or(90);
+                let queue = QueueOptions {
+                    retention: (days > 0).then(|| Duration::from_secs(days * 24 * 3600)),
+                    ..QueueOptions::default()
+                };
+                let persisted = Persisted::start(store, queue);
+                options.store = Some(Arc::new(persisted.clone()));
+                Some(persisted)
+            }
+            None => None,
+        };
         let host = Host::boot(options)?;
         // Per-user tools come from the data layout, for token users only (the default
         // user's root, with --user, is already in the catalog).
@@ -70,7 +91,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         } else {
             CatalogView::PerCaller
         };
-        let server = McpServer::for_host(&host, host.catalog_source(view));
+        let server = McpServer::for_host(&host, host.endpoint_source(view));
         let settle = server.session();
         let mut endpoints = vec![("/mcp".to_string(), server)];
         for agent in host.agents().agent_ids().await? {
@@ -87,6 +108,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let bound = listener.local_addr()?;
+        if let Some(store) = &store {
+            let url = format!("http://{bound}/mcp");
+            crate::store_args::first_start(store.store(), Some(&url)).await?;
+        }
         eprintln!("serving MCP at http://{bound}/mcp (Ctrl-C to stop)");
         for path in paths.iter().skip(1) {
             eprintln!("  and an agent's tools at http://{bound}{path}");
@@ -95,6 +120,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .await;
         settle.settle_abandoned().await;
         host.shutdown().await;
+        if let Some(store) = store {
+            // The calls of the last moments are in the queue still.
+            if !store.queue().flush(SHUTDOWN_WAIT).await {
+                crate::warn("the call log could not write its last rows before shutdown");
+            }
+            store.store().close().await;
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -1,0 +1,98 @@
+//! `--database`: which store a command uses, and opening it.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use toolhost_host::{ConfigFile, data_home};
+use toolhost_store::{Cipher, KEY_VARIABLE, Location, NewToken, Role, Scope, Store};
+
+/// The environment variable naming the store.
+pub const DATABASE_VARIABLE: &str = "TOOLHOST_DATABASE_URL";
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// The store: a postgres:// URL or an SQLite file, created on first use (default:
+    /// $TOOLHOST_DATABASE_URL, else [store] url; without any, toolhost.toml alone).
+    #[arg(long, value_name = "URL")]
+    pub database: Option<String>,
+}
+
+impl StoreArgs {
+    /// Where the store is, if one is named.
+    pub fn location(&self, config: &ConfigFile) -> Result<Option<Location>> {
+        let named = self
+            .database
+            .clone()
+            .or_else(|| {
+                std::env::var(DATABASE_VARIABLE)
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+            })
+            .or_else(|| config.store.url.clone());
+        match named {
+            Some(text) => Ok(Some(Location::parse(&text).map_err(anyhow::Error::from)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Opens the store, if one is named, with its key.
+    pub async fn open(&self, config: &ConfigFile) -> Result<Option<Store>> {
+        let Some(location) = self.location(config)? else {
+            return Ok(None);
+        };
+        let key = key_file(config, &location);
+        if let Some(dir) = key.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let cipher = Cipher::from_env_or_file(&key).with_context(|| {
+            format!(
+                "the store's key (${KEY_VARIABLE}, or the key file {})",
+                key.display()
+            )
+        })?;
+        Ok(Some(Store::open(location, Some(cipher)).await?))
+    }
+}
+
+/// `[store] key_file`; else beside an SQLite file; else in Toolhost's data folder.
+fn key_file(config: &ConfigFile, location: &Location) -> PathBuf {
+    if let Some(path) = &config.store.key_file {
+        return path.clone();
+    }
+    match location {
+        Location::Sqlite(db) => {
+            let mut name = db.as_os_str().to_owned();
+            name.push(".key");
+            PathBuf::from(name)
+        }
+        Location::Postgres(_) => data_home().join("store.key"),
+    }
+}
+
+/// On a store without users (a fresh install): the `admin` user and a token with every
+/// scope, whose secret is printed once, here.
+pub async fn first_start(store: &Store, url: Option<&str>) -> Result<()> {
+    if !store.is_empty().await? {
+        return Ok(());
+    }
+    store.put_user("toolhost", "admin", Role::Admin).await?;
+    let (_, secret) = store
+        .create_token(
+            "toolhost",
+            NewToken {
+                name: "first admin".into(),
+                user: "admin".into(),
+                scopes: Scope::ALL.to_vec(),
+                agent: None,
+                expires_at: None,
+            },
+        )
+        .await?;
+    eprintln!("first start: the store is new; the admin's token (shown once, keep it):");
+    eprintln!("  {secret}");
+    if let Some(url) = url {
+        eprintln!("  use it as `Authorization: Bearer …` at {url}");
+    }
+    Ok(())
+}

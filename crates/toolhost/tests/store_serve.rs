@@ -1,0 +1,197 @@
+//! `serve --database`: a fresh store prints its admin's token once; `token new` writes to
+//! the store while the server runs; every HTTP request then needs a token; a token bound
+//! to an agent is that agent on `/mcp`; scopes are enforced; calls land in the call log.
+#![allow(clippy::unwrap_used)]
+
+#[path = "mcp/common.rs"]
+mod common;
+#[path = "mcp/raw_http.rs"]
+mod raw_http;
+
+use std::path::Path;
+
+use common::{Fixture, Server};
+use raw_http::{MCP_POST, Session, send};
+
+const AGENT: &str =
+    "[agents.helper]\ngrants = [{ tool_set = \"data-tools\", deny = [\"slow\"] }]\n";
+
+fn new_token(f: &Fixture, db: &Path, args: &[&str]) -> String {
+    let out = f
+        .toolhost()
+        .args(["token", "new", "--database"])
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("shown only this once"), "{stdout}");
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .to_string()
+}
+
+fn tool_names(session: &Session) -> Vec<String> {
+    let r = session.post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let body = r.body.trim_start_matches("data: ");
+    let json: serde_json::Value = serde_json::from_str(body.trim())
+        .or_else(|_| {
+            let line = r.body.lines().find(|l| l.starts_with("data: ")).unwrap();
+            serde_json::from_str(&line["data: ".len()..])
+        })
+        .unwrap();
+    let mut names: Vec<String> = json["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+#[test]
+fn serve_with_a_store_authenticates_stored_tokens_and_logs_calls() {
+    let f = Fixture::new();
+    std::fs::write(f.config(), format!("{}{AGENT}", f.config_text())).unwrap();
+    let db = f.dir.path().join("store/toolhost.db");
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"])
+        .arg(f.data())
+        .arg("--database")
+        .arg(&db);
+    let mut server = Server::start(cmd);
+
+    // A fresh store: the admin's token, printed once.
+    let logs = server.logs();
+    let admin = logs
+        .split_whitespace()
+        .find(|w| w.starts_with("th_"))
+        .unwrap_or_else(|| panic!("no admin token in:\n{logs}"))
+        .to_string();
+    let key = std::fs::metadata(f.dir.path().join("store/toolhost.db.key")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&key.permissions()) & 0o777,
+        0o600
+    );
+
+    // Tokens made while the server runs work at once.
+    let alice = new_token(&f, &db, &["--user", "alice", "--agent", "helper"]);
+    let bob = new_token(&f, &db, &["--user", "bob", "--scope", "tools:read"]);
+
+    // Every request needs a token now, even on loopback.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    for auth in [None, Some("Bearer th_000000000000_nope".to_string())] {
+        let mut headers = MCP_POST.to_vec();
+        if let Some(a) = &auth {
+            headers.push(("Authorization", a));
+        }
+        let r = send(&server.addr, "POST", &headers, init.as_bytes());
+        assert_eq!(r.status, 401, "{auth:?}: {}", r.body);
+    }
+
+    // The admin sees the catalog; alice, bound to the agent, sees the agent's tools.
+    let as_admin = Session::open(&server.addr, &[("Authorization", &bearer(&admin))]);
+    assert_eq!(tool_names(&as_admin), ["echo", "slow"]);
+    let as_alice = Session::open(&server.addr, &[("Authorization", &bearer(&alice))]);
+    assert_eq!(tool_names(&as_alice), ["echo"]);
+    let r = as_alice.post(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi from alice"}}}"#,
+    );
+    assert!(r.body.contains("hi from alice"), "{}", r.body);
+    let r = as_alice.post(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{}}}"#,
+    );
+    assert!(r.body.contains("unknown tool: slow"), "{}", r.body);
+
+    // Bob may list but not call.
+    let as_bob = Session::open(&server.addr, &[("Authorization", &bearer(&bob))]);
+    assert_eq!(tool_names(&as_bob), ["echo", "slow"]);
+    let r = as_bob.post(
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}"#,
+    );
+    assert!(
+        r.body.contains("insufficient scope") && r.body.contains("tools:call"),
+        "{}",
+        r.body
+    );
+    assert!(server.stop().success());
+
+    // The call is in the store's call log, written before the server exited.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = toolhost_store::Store::open(toolhost_store::Location::Sqlite(db.clone()), None)
+            .await
+            .unwrap();
+        let calls = store
+            .calls(&toolhost_store::CallFilter::default(), None, 50)
+            .await
+            .unwrap()
+            .items;
+        assert!(
+            calls.iter().any(|c| c.principal == "alice"
+                && c.tool == "echo"
+                && c.outcome == toolhost_store::Outcome::Success),
+            "{calls:?}"
+        );
+        let audit = store.audit(None, 50).await.unwrap().items;
+        let actions: Vec<&str> = audit.iter().map(|e| e.action.as_str()).collect();
+        assert!(actions.contains(&"token.create"), "{actions:?}");
+        store.close().await;
+    });
+    // A second start finds users: no new admin token.
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"])
+        .arg(f.data())
+        .arg("--database")
+        .arg(&db);
+    let mut again = Server::start(cmd);
+    assert!(!again.logs().contains("th_"), "{}", again.logs());
+    assert!(again.stop().success());
+}
+
+#[test]
+fn token_options_that_need_a_store_say_so_without_one() {
+    let f = Fixture::new();
+    let out = f
+        .toolhost()
+        .args(["token", "new", "--user", "alice", "--agent", "helper"])
+        .env_remove("TOOLHOST_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("need a store"), "{stderr}");
+    let out = f
+        .toolhost()
+        .args([
+            "token",
+            "new",
+            "--database",
+            "mysql://nope",
+            "--user",
+            "alice",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("mysql://"),
+        "{stderr}"
+    );
+}
