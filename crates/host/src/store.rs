@@ -61,21 +61,30 @@ impl TokenStore for Tokens {
 pub enum CallOutcome {
     /// The tool returned a result.
     Ok,
-    /// The call ended in an error result (bad arguments, a thrown error, a deadline).
+    /// The call ended in an error result (bad arguments, a thrown error).
     Error,
-    /// The caller went away or cancelled it before it ended.
+    /// The caller cancelled it, or went away before it ended.
     Abandoned,
+    /// Its deadline or idle timer ran out.
+    TimedOut,
+    /// It was refused before anything ran: a tool the caller may not see, or a scope its
+    /// credential lacks.
+    Denied,
 }
 
-/// One call, as the call log keeps it. Never its arguments or result: they may hold
-/// secrets.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One call, as the call log keeps it: never its result, and its arguments only with
+/// `sensitive` values replaced and their size capped ([`CallRecord::arguments_for_log`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct CallRecord {
     /// Who called.
     pub user: String,
+    /// The stored token it came with.
+    pub token: Option<String>,
+    /// The agent it was called as (a bound token's, or an agent's endpoint).
+    pub agent: Option<String>,
     /// The tool's name as the caller called it.
     pub tool: String,
-    /// Which surface it came through (`mcp`, `http`, `cli`).
+    /// Which surface it came through (`mcp-stdio`, `mcp-http`, `api`, `cli`).
     pub surface: &'static str,
     /// When it began.
     pub started: SystemTime,
@@ -83,6 +92,39 @@ pub struct CallRecord {
     pub duration: Duration,
     /// How it ended.
     pub outcome: CallOutcome,
+    /// What went wrong, for an error (its first 500 characters).
+    pub error: Option<String>,
+    /// Bytes of the result's JSON.
+    pub result_bytes: u64,
+    /// The arguments, `sensitive` ones replaced, at most [`MAX_LOGGED_ARGUMENTS`] bytes.
+    pub arguments: String,
+}
+
+/// The most bytes of arguments a call-log row keeps.
+pub const MAX_LOGGED_ARGUMENTS: usize = 4096;
+
+impl CallRecord {
+    /// `args` as a call-log row keeps them: each `sensitive` input replaced, and, beyond
+    /// [`MAX_LOGGED_ARGUMENTS`] bytes, only the argument names and the size.
+    pub fn arguments_for_log(args: &serde_json::Value, sensitive: &[String]) -> String {
+        let mut args = args.clone();
+        if let serde_json::Value::Object(map) = &mut args {
+            for name in sensitive {
+                if let Some(v) = map.get_mut(name) {
+                    *v = serde_json::Value::String(toolhost_runtime::REDACTED.to_string());
+                }
+            }
+        }
+        let text = args.to_string();
+        if text.len() <= MAX_LOGGED_ARGUMENTS {
+            return text;
+        }
+        let names: Vec<&String> = args
+            .as_object()
+            .map(|m| m.keys().take(100).collect())
+            .unwrap_or_default();
+        serde_json::json!({ "truncated_from_bytes": text.len(), "names": names }).to_string()
+    }
 }
 
 /// Where finished calls are recorded.
@@ -102,6 +144,7 @@ impl CallLog for TracingCallLog {
     fn record(&self, call: CallRecord) {
         tracing::debug!(
             user = %call.user,
+            agent = call.agent.as_deref().unwrap_or(""),
             tool = %call.tool,
             surface = call.surface,
             duration_ms = call.duration.as_millis() as u64,

@@ -17,7 +17,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use toolhost_host::store::{CallLog, CallOutcome, CallRecord, TracingCallLog};
 use toolhost_host::{Caller, Hints, Host, Scope, ToolInfo, ToolSource};
-use toolhost_runtime::{CallEvent, Runtime, ToolResult};
+use toolhost_runtime::{CallEvent, Runtime, Stopped, ToolResult};
 
 use crate::http::StreamClosed;
 
@@ -135,46 +135,88 @@ impl McpServer {
 /// call log however it ends.
 struct CallGuard<'a> {
     shared: &'a Shared,
-    user: String,
-    tool: String,
-    started: (SystemTime, Instant),
+    record: CallRecord,
+    started: Instant,
     /// Set once the call has its result.
-    outcome: Option<CallOutcome>,
+    finished: bool,
 }
 
 impl<'a> CallGuard<'a> {
-    fn new(shared: &'a Shared, user: &str, tool: &str) -> Self {
+    fn new(shared: &'a Shared, record: CallRecord) -> Self {
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         CallGuard {
             shared,
-            user: user.to_string(),
-            tool: tool.to_string(),
-            started: (SystemTime::now(), Instant::now()),
-            outcome: None,
+            record,
+            started: Instant::now(),
+            finished: false,
         }
+    }
+
+    /// The call ended with `result`.
+    fn finish(&mut self, result: &ToolResult) {
+        self.finished = true;
+        self.record.outcome = match (result.stopped, result.is_error) {
+            (Some(Stopped::TimedOut), _) => CallOutcome::TimedOut,
+            (Some(Stopped::Cancelled), _) => CallOutcome::Abandoned,
+            (None, true) => CallOutcome::Error,
+            (None, false) => CallOutcome::Ok,
+        };
+        if result.is_error {
+            let text: String = result.joined_text().chars().take(500).collect();
+            self.record.error = Some(text);
+        }
+        self.record.result_bytes = serde_json::to_vec(result).map_or(0, |v| v.len() as u64);
     }
 }
 
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         self.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        if self.outcome.is_none() {
+        if !self.finished {
             let ms = self.shared.epoch.elapsed().as_millis().max(1);
             let ms = u64::try_from(ms).unwrap_or(u64::MAX);
             self.shared
                 .last_abandoned_ms
                 .fetch_max(ms, Ordering::Relaxed);
+            self.record.outcome = CallOutcome::Abandoned;
         }
-        let record = CallRecord {
-            user: std::mem::take(&mut self.user),
-            tool: std::mem::take(&mut self.tool),
-            surface: "mcp",
-            started: self.started.0,
-            duration: self.started.1.elapsed(),
-            outcome: self.outcome.unwrap_or(CallOutcome::Abandoned),
-        };
+        let mut record = std::mem::replace(&mut self.record, empty_record());
+        record.duration = self.started.elapsed();
         // Never waits: the response goes out right after this.
         self.shared.call_log.record(record);
+    }
+}
+
+/// A record of `caller` calling `tool`, its outcome to be filled in.
+fn call_record(caller: &Caller, tool: &str, surface: &'static str) -> CallRecord {
+    CallRecord {
+        user: caller.user().to_string(),
+        token: caller.token.clone(),
+        agent: caller.agent.clone(),
+        tool: tool.to_string(),
+        surface,
+        started: SystemTime::now(),
+        duration: Duration::ZERO,
+        outcome: CallOutcome::Abandoned,
+        error: None,
+        result_bytes: 0,
+        arguments: "{}".to_string(),
+    }
+}
+
+fn empty_record() -> CallRecord {
+    CallRecord {
+        user: String::new(),
+        token: None,
+        agent: None,
+        tool: String::new(),
+        surface: "",
+        started: SystemTime::UNIX_EPOCH,
+        duration: Duration::ZERO,
+        outcome: CallOutcome::Abandoned,
+        error: None,
+        result_bytes: 0,
+        arguments: String::new(),
     }
 }
 
@@ -318,12 +360,25 @@ impl ServerHandler for McpServer {
         // rmcp's own request logs are off (they hold the arguments, secrets included): this
         // line and the runtime's (arguments redacted) take their place.
         tracing::debug!(user = %caller.user(), tool = %request.name, "tools/call");
-        missing_scope(&caller, Scope::ToolsCall)?;
+        let surface = match context.extensions.get::<axum::http::request::Parts>() {
+            Some(_) => "mcp-http",
+            None => "mcp-stdio",
+        };
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let denied = |why: String| {
+            let mut record = call_record(&caller, &request.name, surface);
+            record.outcome = CallOutcome::Denied;
+            record.error = Some(why.chars().take(500).collect());
+            self.shared.call_log.record(record);
+        };
+        if let Err(e) = missing_scope(&caller, Scope::ToolsCall) {
+            denied(e.message.to_string());
+            return Err(e);
+        }
         let Some(target) = self.shared.source.resolve(&caller, &request.name).await else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {}", request.name),
-                None,
-            ));
+            let message = format!("unknown tool: {}", request.name);
+            denied(message.clone());
+            return Err(ErrorData::invalid_params(message, None));
         };
         let progress_token = context.meta.get_progress_token();
         let stream_closed = context
@@ -332,10 +387,11 @@ impl ServerHandler for McpServer {
             .and_then(|p| p.extensions.get::<StreamClosed>())
             .map(|s| s.0.clone())
             .unwrap_or_default();
-        let mut guard = CallGuard::new(&self.shared, caller.user(), &request.name);
+        let mut record = call_record(&caller, &request.name, surface);
+        record.arguments = CallRecord::arguments_for_log(&args, &target.tool.sensitive_inputs());
+        let mut guard = CallGuard::new(&self.shared, record);
         // Dropping `call` (on any of these ends) fires the tool's abort signal and kills it
         // after the grace period.
-        let args = Value::Object(request.arguments.unwrap_or_default());
         let mut call = self.shared.runtime.call(target.request(args, caller.space));
         let mut gone = std::pin::pin!(async {
             tokio::select! {
@@ -371,11 +427,7 @@ impl ServerHandler for McpServer {
                 None => break ToolResult::error("the call ended without a result"),
             }
         };
-        guard.outcome = Some(if result.is_error {
-            CallOutcome::Error
-        } else {
-            CallOutcome::Ok
-        });
+        guard.finish(&result);
         Ok(mcp_result(result).into())
     }
 

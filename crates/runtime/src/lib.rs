@@ -44,7 +44,7 @@ pub use executor::{Execution, ExecutionControl, Executor, Running, Waiting};
 pub use local::{LocalControl, LocalExecutor};
 pub use native::{NativeContext, NativeOutput, NativeTool, ToolError};
 pub use redact::{REDACTED, Secrets};
-pub use result::{ToolResult, cap_text, normalise, text_block};
+pub use result::{Stopped, ToolResult, cap_text, normalise, text_block};
 pub use runtime::{CallRequest, Runtime, ToolRef};
 pub use server::{Isolation, ServerCommand, ServerHandle, ServerLauncher, ServerProcess};
 pub use target::Target;

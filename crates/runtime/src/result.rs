@@ -25,6 +25,19 @@ pub struct ToolResult {
         default
     )]
     pub structured_content: Option<Value>,
+    /// Set when the runtime stopped the call before its tool finished (never sent: the
+    /// content says so in words).
+    #[serde(skip)]
+    pub stopped: Option<Stopped>,
+}
+
+/// Why the runtime stopped a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// Its caller cancelled it or went away.
+    Cancelled,
+    /// Its deadline, or its idle timer, ran out.
+    TimedOut,
 }
 
 impl ToolResult {
@@ -34,6 +47,7 @@ impl ToolResult {
             content: vec![text_block(text)],
             is_error: false,
             structured_content: None,
+            stopped: None,
         }
     }
 
@@ -43,6 +57,7 @@ impl ToolResult {
             content: vec![text_block(text)],
             is_error: true,
             structured_content: None,
+            stopped: None,
         }
     }
 
@@ -114,6 +129,7 @@ pub fn normalise(value: Value, truncated_from: Option<usize>, cap: usize) -> Too
                 content,
                 is_error: obj.get("isError") == Some(&Value::Bool(true)),
                 structured_content,
+                stopped: None,
             }
         }
         other => {
@@ -123,6 +139,7 @@ pub fn normalise(value: Value, truncated_from: Option<usize>, cap: usize) -> Too
                 content: vec![text_block(text)],
                 is_error: false,
                 structured_content,
+                stopped: None,
             }
         }
     };

@@ -45,7 +45,8 @@ impl ToolRef {
         }
     }
 
-    fn sensitive(&self) -> Vec<String> {
+    /// The names of its `sensitive` inputs: never logged, never stored.
+    pub fn sensitive_inputs(&self) -> Vec<String> {
         match self {
             ToolRef::Folder(t) => t.manifest.sensitive_inputs().map(str::to_string).collect(),
             ToolRef::Native(t) => t.sensitive_inputs(),
@@ -216,6 +217,13 @@ enum Stop {
 }
 
 impl Stop {
+    fn stopped(self) -> crate::Stopped {
+        match self {
+            Stop::Cancelled => crate::Stopped::Cancelled,
+            Stop::Deadline(_) | Stop::Idle(_) => crate::Stopped::TimedOut,
+        }
+    }
+
     fn message(self) -> String {
         match self {
             Stop::Cancelled => "cancelled".into(),
@@ -251,7 +259,7 @@ async fn run<E: Executor>(
     mut cancel: watch::Receiver<bool>,
 ) -> ToolResult {
     let name = req.tool.name().to_string();
-    let sensitive = req.tool.sensitive();
+    let sensitive = req.tool.sensitive_inputs();
     let inner = &*shared;
     let validator = match validator_for(inner, &req.tool, &sensitive) {
         Ok(v) => v,
@@ -307,7 +315,9 @@ async fn run<E: Executor>(
                 message.push_str(&format!(" waiting for {what}"));
             }
             tracing::info!(tool = %name, call = call_id, "stopped before the tool started: {message}");
-            return ToolResult::error(message);
+            let mut result = ToolResult::error(message);
+            result.stopped = Some(stop.stopped());
+            return result;
         }
     };
     let mut flight = InFlight {
@@ -384,6 +394,7 @@ async fn run<E: Executor>(
         }
     };
     flight.settle(failure);
+    result.stopped = stop.map(Stop::stopped);
     result.redact(&secrets);
     tracing::info!(tool = %name, call = call_id, is_error = result.is_error, "done");
     result

@@ -152,6 +152,7 @@ async fn cancelling_fires_the_abort_signal() {
     call.cancel();
     let r = call.result().await;
     assert_eq!((text(&r).as_str(), r.is_error), ("cancelled", true));
+    assert_eq!(r.stopped, Some(toolhost_runtime::Stopped::Cancelled));
     assert_eq!(
         std::fs::read_to_string(&marker).unwrap(),
         "aborted",
@@ -208,6 +209,7 @@ async fn deadlines_from_the_caller_the_tool_and_progress() {
     req.timeout = Some(Duration::from_secs(1));
     let r = e.runtime.call(req).result().await;
     assert_eq!(text(&r), "timed out after 1 s");
+    assert_eq!(r.stopped, Some(toolhost_runtime::Stopped::TimedOut));
 
     let r = e.call("short_deadline", json!({})).await;
     assert_eq!(
@@ -235,6 +237,12 @@ async fn deadlines_from_the_caller_the_tool_and_progress() {
         .call("slow_progress", json!({"steps": 1, "ms": 3000}))
         .await;
     assert_eq!(text(&r), "timed out after 1 s without progress");
+    assert_eq!(r.stopped, Some(toolhost_runtime::Stopped::TimedOut));
+    let r = e.call("slow_progress", json!({"steps": 1, "ms": 10})).await;
+    assert_eq!(
+        r.stopped, None,
+        "a call that ends by itself was not stopped"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -123,8 +123,8 @@ impl CallLog for CallQueue {
             started_at,
             duration_ms: i64::try_from(call.duration.as_millis()).unwrap_or(i64::MAX),
             principal: call.user,
-            token_id: None,
-            agent_id: None,
+            token_id: call.token,
+            agent_id: call.agent,
             transport: call.surface.to_string(),
             tool: call.tool,
             tool_set: None,
@@ -132,10 +132,12 @@ impl CallLog for CallQueue {
                 CallOutcome::Ok => Outcome::Success,
                 CallOutcome::Error => Outcome::Error,
                 CallOutcome::Abandoned => Outcome::Cancelled,
+                CallOutcome::TimedOut => Outcome::Timeout,
+                CallOutcome::Denied => Outcome::Denied,
             },
-            error: None,
-            result_bytes: 0,
-            arguments: "{}".into(),
+            error: call.error,
+            result_bytes: i64::try_from(call.result_bytes).unwrap_or(i64::MAX),
+            arguments: call.arguments,
         });
     }
 }

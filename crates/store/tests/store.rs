@@ -708,11 +708,19 @@ async fn the_host_sees_stored_agents_and_tokens_beside_the_configuration_files()
         let log: &dyn CallLog = &queue;
         log.record(CallRecord {
             user: "alice".into(),
+            token: Some("t1".into()),
+            agent: Some("stored".into()),
             tool: "now".into(),
-            surface: "mcp",
+            surface: "mcp-http",
             started: std::time::SystemTime::now(),
             duration: Duration::from_millis(4),
             outcome: CallOutcome::Abandoned,
+            error: None,
+            result_bytes: 12,
+            arguments: CallRecord::arguments_for_log(
+                &serde_json::json!({"zone": "UTC", "key": "s3cret"}),
+                &["key".to_string()],
+            ),
         });
         let mut rows = Vec::new();
         for _ in 0..100 {
@@ -731,6 +739,10 @@ async fn the_host_sees_stored_agents_and_tokens_beside_the_configuration_files()
             (rows[0].tool.as_str(), rows[0].outcome),
             ("now", Outcome::Cancelled)
         );
+        assert_eq!(rows[0].agent_id.as_deref(), Some("stored"));
+        assert_eq!(rows[0].token_id.as_deref(), Some("t1"));
+        assert_eq!(rows[0].transport, "mcp-http");
+        assert_eq!(rows[0].arguments, r#"{"zone":"UTC","key":"[REDACTED]"}"#);
     })
     .await;
 }

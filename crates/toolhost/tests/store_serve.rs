@@ -143,11 +143,33 @@ fn serve_with_a_store_authenticates_stored_tokens_and_logs_calls() {
             .await
             .unwrap()
             .items;
+        use toolhost_store::Outcome;
+        let find = |user: &str, tool: &str| {
+            calls
+                .iter()
+                .find(|c| c.principal == user && c.tool == tool)
+                .unwrap_or_else(|| panic!("no call of {tool} by {user}: {calls:?}"))
+        };
+        let echo = find("alice", "echo");
+        assert_eq!(echo.outcome, Outcome::Success);
+        assert_eq!(echo.transport, "mcp-http");
+        assert_eq!(echo.agent_id.as_deref(), Some("helper"));
+        let alice_id = alice.split('_').nth(1).unwrap();
+        assert_eq!(echo.token_id.as_deref(), Some(alice_id));
+        assert_eq!(echo.arguments, r#"{"text":"hi from alice"}"#);
+        assert!(echo.result_bytes > 0);
+        // Refusals are calls too: a tool the agent does not have, a scope the token lacks.
+        let slow = find("alice", "slow");
+        assert_eq!(slow.outcome, Outcome::Denied);
         assert!(
-            calls.iter().any(|c| c.principal == "alice"
-                && c.tool == "echo"
-                && c.outcome == toolhost_store::Outcome::Success),
-            "{calls:?}"
+            slow.error.as_deref().unwrap().contains("unknown tool"),
+            "{slow:?}"
+        );
+        let bob_echo = find("bob", "echo");
+        assert_eq!(bob_echo.outcome, Outcome::Denied);
+        assert!(
+            bob_echo.error.as_deref().unwrap().contains("tools:call"),
+            "{bob_echo:?}"
         );
         let audit = store.audit(None, 50).await.unwrap().items;
         let actions: Vec<&str> = audit.iter().map(|e| e.action.as_str()).collect();
