@@ -7,36 +7,15 @@
 mod common;
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
-
-use std::path::Path;
+#[path = "mcp/stored.rs"]
+mod stored;
 
 use common::{Fixture, Server};
 use raw_http::{MCP_POST, Session, send};
+use stored::{admin_token, new_token};
 
 const AGENT: &str =
     "[agents.helper]\ngrants = [{ tool_set = \"data-tools\", deny = [\"slow\"] }]\n";
-
-fn new_token(f: &Fixture, db: &Path, args: &[&str]) -> String {
-    let out = f
-        .toolhost()
-        .args(["token", "new", "--database"])
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("shown only this once"), "{stdout}");
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .to_string()
-}
 
 fn tool_names(session: &Session) -> Vec<String> {
     let r = session.post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
@@ -75,12 +54,7 @@ fn serve_with_a_store_authenticates_stored_tokens_and_logs_calls() {
     let mut server = Server::start(cmd);
 
     // A fresh store: the admin's token, printed once.
-    let logs = server.logs();
-    let admin = logs
-        .split_whitespace()
-        .find(|w| w.starts_with("th_"))
-        .unwrap_or_else(|| panic!("no admin token in:\n{logs}"))
-        .to_string();
+    let admin = admin_token(&server.logs());
     let key = std::fs::metadata(f.dir.path().join("store/toolhost.db.key")).unwrap();
     assert_eq!(
         std::os::unix::fs::PermissionsExt::mode(&key.permissions()) & 0o777,

@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             None => None,
         };
-        let host = Host::boot(options)?;
+        let host = Arc::new(Host::boot(options)?);
         // Per-user tools come from the data layout, for token users only (the default
         // user's root, with --user, is already in the catalog).
         let view = if host.tokens().is_empty() {
@@ -102,8 +102,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tokio::spawn(cancel_on_signal(stop.clone()));
         let paths: Vec<String> = endpoints.iter().map(|(p, _)| p.clone()).collect();
         let mut http = HttpOptions::from_config(&host.config().serve, host.tokens(), stop.clone());
-        http.allowed_hosts = allowed_hosts;
-        let app = toolhost_mcp::http::router_at(endpoints, http);
+        http.allowed_hosts = allowed_hosts.clone();
+        let mut app = toolhost_mcp::http::router_at(endpoints, http);
+        if let Some(store) = &store {
+            // The API manages the store: it is there only with one.
+            let state = toolhost_api::ApiState {
+                host: Arc::clone(&host),
+                store: store.store().clone(),
+            };
+            let allowed = toolhost_api::Allowed {
+                hosts: allowed_hosts,
+                origins: host.config().serve.allowed_origins.clone(),
+            };
+            app = app.nest("/api/v1", toolhost_api::router(state, allowed));
+        }
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;

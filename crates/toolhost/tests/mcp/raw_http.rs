@@ -26,20 +26,43 @@ pub const MCP_POST: &[(&str, &str)] = &[
     ("Accept", "application/json, text/event-stream"),
 ];
 
-/// Sends one request (`Connection: close`) and reads the whole response.
+/// Sends one request to `/mcp` (`Connection: close`) and reads the whole response.
 pub fn send(addr: &str, method: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
-    let mut conn = open(addr, method, headers, body);
+    send_to(addr, method, "/mcp", headers, body)
+}
+
+/// Sends one request to `path` (`Connection: close`) and reads the whole response.
+pub fn send_to(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    let mut conn = open_to(addr, method, path, headers, body);
     let mut raw = Vec::new();
     conn.read_to_end(&mut raw).unwrap();
     parse(&raw)
 }
 
-/// Sends a request and returns the connection, to read (or not) as the test pleases.
+/// Sends a request to `/mcp` and returns the connection, to read (or not) as the test
+/// pleases.
 pub fn open(addr: &str, method: &str, headers: &[(&str, &str)], body: &[u8]) -> TcpStream {
+    open_to(addr, method, "/mcp", headers, body)
+}
+
+/// Sends a request to `path` and returns the connection.
+pub fn open_to(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> TcpStream {
     let mut conn = TcpStream::connect(addr).unwrap();
     conn.set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    let mut head = format!("{method} /mcp HTTP/1.1\r\nConnection: close\r\n");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         head += &format!("Host: {addr}\r\n");
     }

@@ -1,0 +1,105 @@
+//! Toolhost's HTTP API under `/api/v1`: JSON in and out, errors as
+//! `application/problem+json`, every route behind a bearer token checked against the
+//! caller's role and scopes, and the OpenAPI 3.1 document generated from this code
+//! ([`openapi`], served at `/api/v1/openapi.json` and committed as `docs/openapi.json`).
+#![warn(missing_docs, unreachable_pub)]
+
+mod agents;
+mod auth;
+mod body;
+mod guard;
+mod health;
+mod problem;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+use toolhost_host::Host;
+use toolhost_store::Store;
+use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+
+pub use guard::Allowed;
+pub use problem::Problem;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct ApiState {
+    /// The host the API manages.
+    pub host: Arc<Host>,
+    /// Its store.
+    pub store: Store,
+}
+
+/// The API's routes, to be nested at `/api/v1`, with the same `Host` and `Origin` checks
+/// as `/mcp` (`allowed`).
+pub fn router(state: ApiState, allowed: Allowed) -> Router {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/openapi.json", get(openapi_json))
+        .route("/agents", get(agents::list).post(agents::create))
+        .route(
+            "/agents/{id}",
+            get(agents::get).put(agents::update).delete(agents::delete),
+        )
+        .fallback(|| async {
+            Problem::new(
+                axum::http::StatusCode::NOT_FOUND,
+                "no such route: see /api/v1/openapi.json",
+            )
+        })
+        .layer(axum::extract::DefaultBodyLimit::max(body::MAX_BODY + 1))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(allowed),
+            guard::check,
+        ))
+        .with_state(state)
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Toolhost API",
+        description = "Manage what Toolhost serves: agents, tools, calls, tokens. Errors are \
+                       application/problem+json (RFC 9457)."
+    ),
+    servers((url = "/api/v1")),
+    paths(
+        health::healthz,
+        agents::list,
+        agents::get,
+        agents::create,
+        agents::update,
+        agents::delete,
+    ),
+    modifiers(&Bearer),
+    tags((name = "agents", description = "Agents and their grants"), (name = "operations", description = "Health"))
+)]
+struct Doc;
+
+struct Bearer;
+
+impl utoipa::Modify for Bearer {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The OpenAPI 3.1 document of the API, as JSON.
+pub fn openapi() -> String {
+    let mut doc = Doc::openapi();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+    doc.to_pretty_json().unwrap_or_default() + "\n"
+}
+
+async fn openapi_json() -> impl axum::response::IntoResponse {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        openapi(),
+    )
+}

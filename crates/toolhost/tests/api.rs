@@ -1,0 +1,326 @@
+//! `/api/v1` on `serve --database`, over real HTTP: health and the OpenAPI document
+//! without a token; agents created, read, listed beside toolhost.toml's, replaced with
+//! their version (409 when stale) and deleted; every error a problem+json naming what is
+//! wrong; roles, scopes and the `Host`/`Origin` checks enforced; an agent created through
+//! the API is served on `/mcp` to a token bound to it, and its creation is audited.
+#![allow(clippy::unwrap_used)]
+
+#[path = "mcp/common.rs"]
+mod common;
+#[path = "mcp/raw_http.rs"]
+mod raw_http;
+#[path = "mcp/stored.rs"]
+mod stored;
+
+use common::{Fixture, Server};
+use raw_http::{Response, Session, send_to};
+use serde_json::{Value, json};
+use stored::{admin_token, new_token};
+
+const AGENT: &str =
+    "[agents.helper]\ngrants = [{ tool_set = \"data-tools\", deny = [\"slow\"] }]\n";
+
+struct Api<'a> {
+    addr: &'a str,
+    token: Option<String>,
+}
+
+impl Api<'_> {
+    fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Response {
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let mut headers: Vec<(&str, &str)> = vec![("Host", "127.0.0.1")];
+        if let Some(a) = &auth {
+            headers.push(("Authorization", a));
+        }
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        if !body.is_empty() {
+            headers.push(("Content-Type", "application/json"));
+        }
+        send_to(
+            self.addr,
+            method,
+            &format!("/api/v1{path}"),
+            &headers,
+            body.as_bytes(),
+        )
+    }
+}
+
+fn json_of(r: &Response) -> Value {
+    serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {}", r.body))
+}
+
+/// A problem+json answer with `status`, whose detail contains `says`.
+fn problem(r: &Response, status: u16, says: &str) -> Value {
+    assert_eq!(r.status, status, "{}", r.body);
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/problem+json"),
+        "{}",
+        r.body
+    );
+    let p = json_of(r);
+    assert_eq!(p["status"], status);
+    assert!(
+        p["detail"].as_str().unwrap().contains(says),
+        "{says:?} not in {p}"
+    );
+    p
+}
+
+#[test]
+fn agents_through_the_api() {
+    let f = Fixture::new();
+    std::fs::write(f.config(), format!("{}{AGENT}", f.config_text())).unwrap();
+    let db = f.dir.path().join("toolhost.db");
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"])
+        .arg(f.data())
+        .arg("--database")
+        .arg(&db);
+    let mut server = Server::start(cmd);
+    let admin = admin_token(&server.logs());
+    let anonymous = Api {
+        addr: &server.addr,
+        token: None,
+    };
+    let api = Api {
+        addr: &server.addr,
+        token: Some(admin),
+    };
+
+    // Open to all: health and the document.
+    let r = anonymous.request("GET", "/healthz", None);
+    assert_eq!((r.status, json_of(&r)["store"].as_str()), (200, Some("ok")));
+    let r = anonymous.request("GET", "/openapi.json", None);
+    assert_eq!(json_of(&r)["openapi"], "3.1.0");
+    assert_eq!(
+        r.body,
+        std::fs::read_to_string(common::repo().join("docs/openapi.json")).unwrap(),
+        "the served document is the committed one"
+    );
+    // The rest needs a token.
+    let r = anonymous.request("GET", "/agents", None);
+    problem(&r, 401, "Authorization: Bearer");
+    assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+
+    // Create, read, list beside the file's agent.
+    let web = json!({"id": "web", "name": "Web", "icon": "globe",
+        "grants": [{"tool_set": "data-tools", "rules": {"slow": "deny"}}]});
+    let r = api.request("POST", "/agents", Some(&web));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let created = json_of(&r);
+    assert_eq!(
+        (created["version"].as_i64(), created["source"].as_str()),
+        (Some(1), Some("store"))
+    );
+    problem(
+        &api.request("POST", "/agents", Some(&web)),
+        409,
+        "already exists",
+    );
+    let mut helper = web.clone();
+    helper["id"] = json!("helper");
+    problem(
+        &api.request("POST", "/agents", Some(&helper)),
+        409,
+        "toolhost.toml",
+    );
+    let list = json_of(&api.request("GET", "/agents", None));
+    let ids: Vec<(&str, &str)> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["id"].as_str().unwrap(), a["source"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ids, [("helper", "config"), ("web", "store")]);
+    let page = json_of(&api.request("GET", "/agents?limit=1", None));
+    assert_eq!(page["next"], "helper");
+    let page = json_of(&api.request("GET", "/agents?limit=1&cursor=helper", None));
+    assert_eq!(page["items"][0]["id"], "web");
+
+    // Bad input: a problem naming the field.
+    let p = problem(
+        &api.request(
+            "POST",
+            "/agents",
+            Some(&json!({"id": "x", "name": "X", "colour": "red"})),
+        ),
+        422,
+        "unknown field `colour`",
+    );
+    assert_eq!(p["field"], "colour", "{p}");
+    let p = problem(
+        &api.request(
+            "POST",
+            "/agents",
+            Some(
+                &json!({"id": "x", "name": "X", "grants": [{"tool_set": "a", "mcp_server": "b"}]}),
+            ),
+        ),
+        422,
+        "exactly one",
+    );
+    assert_eq!(p["field"], "grants[0]");
+    let p = problem(
+        &api.request(
+            "POST",
+            "/agents",
+            Some(&json!({"id": "x", "name": "X", "grants": [{"tool_set": 7}]})),
+        ),
+        422,
+        "invalid type",
+    );
+    assert_eq!(p["field"], "grants[0].tool_set");
+    problem(
+        &api.request("GET", "/agents/nope", None),
+        404,
+        "`nope` does not exist",
+    );
+    let p = problem(
+        &api.request("POST", "/agents", Some(&json!({"name": "No id"}))),
+        422,
+        "required to create",
+    );
+    assert_eq!(p["field"], "id");
+    let p = problem(
+        &api.request("PUT", "/agents/web", Some(&json!({"name": "No version"}))),
+        422,
+        "send the version you read",
+    );
+    assert_eq!(p["field"], "version");
+    let big = json!({"id": "big", "name": "x".repeat(1_100_000)});
+    problem(
+        &api.request("POST", "/agents", Some(&big)),
+        413,
+        "larger than",
+    );
+
+    // Replace with the version read; a stale version is a 409 and loses nothing.
+    let mut update =
+        json!({"version": 1, "name": "Web search", "grants": [{"tool_set": "data-tools"}]});
+    let r = api.request("PUT", "/agents/web", Some(&update));
+    assert_eq!(json_of(&r)["version"], 2, "{}", r.body);
+    update["name"] = json!("Someone else's edit");
+    problem(
+        &api.request("PUT", "/agents/web", Some(&update)),
+        409,
+        "version 2, not 1",
+    );
+    assert_eq!(
+        json_of(&api.request("GET", "/agents/web", None))["name"],
+        "Web search"
+    );
+    problem(
+        &api.request("PUT", "/agents/helper", Some(&update)),
+        409,
+        "toolhost.toml",
+    );
+
+    // A viewer reads but does not change; a token without `tools:read` does not read.
+    let viewer = Api {
+        addr: &server.addr,
+        token: Some(new_token(
+            &f,
+            &db,
+            &["--user", "vic", "--scope", "tools:read", "--scope", "admin"],
+        )),
+    };
+    assert_eq!(viewer.request("GET", "/agents/web", None).status, 200);
+    problem(
+        &viewer.request("DELETE", "/agents/web", None),
+        403,
+        "needs the role operator",
+    );
+    let caller_only = Api {
+        addr: &server.addr,
+        token: Some(new_token(
+            &f,
+            &db,
+            &["--user", "cal", "--scope", "tools:call"],
+        )),
+    };
+    problem(
+        &caller_only.request("GET", "/agents", None),
+        403,
+        "`tools:read`",
+    );
+
+    // The checks /mcp makes on Host and Origin.
+    let admin_auth = format!("Bearer {}", api.token.as_deref().unwrap());
+    let r = send_to(
+        &server.addr,
+        "GET",
+        "/api/v1/agents",
+        &[("Host", "evil.com"), ("Authorization", &admin_auth)],
+        b"",
+    );
+    problem(&r, 403, "Host");
+    let r = send_to(
+        &server.addr,
+        "GET",
+        "/api/v1/agents",
+        &[
+            ("Host", "127.0.0.1"),
+            ("Origin", "http://evil.com"),
+            ("Authorization", &admin_auth),
+        ],
+        b"",
+    );
+    problem(&r, 403, "Origin");
+
+    // An agent made through the API is served to a token bound to it.
+    let bound = new_token(&f, &db, &["--user", "alice", "--agent", "web"]);
+    let session = Session::open(
+        &server.addr,
+        &[("Authorization", &format!("Bearer {bound}"))],
+    );
+    let r = session.post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    assert!(
+        r.body.contains("\"echo\"") && r.body.contains("\"slow\""),
+        "{}",
+        r.body
+    );
+
+    // Deleting it with a stale version is refused; with the current one it goes.
+    problem(
+        &api.request("DELETE", "/agents/web?version=1", None),
+        409,
+        "version 2",
+    );
+    assert_eq!(
+        api.request("DELETE", "/agents/web?version=2", None).status,
+        204
+    );
+    problem(
+        &api.request("GET", "/agents/web", None),
+        404,
+        "does not exist",
+    );
+    assert!(server.stop().success());
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = toolhost_store::Store::open(toolhost_store::Location::Sqlite(db), None)
+            .await
+            .unwrap();
+        let audit = store.audit(None, 100).await.unwrap().items;
+        let agent_changes: Vec<(&str, &str)> = audit
+            .iter()
+            .filter(|e| e.target_kind == "agent")
+            .map(|e| (e.actor.as_str(), e.action.as_str()))
+            .collect();
+        assert_eq!(
+            agent_changes,
+            [
+                ("admin", "agent.delete"),
+                ("admin", "agent.update"),
+                ("admin", "agent.create")
+            ]
+        );
+        store.close().await;
+    });
+}
