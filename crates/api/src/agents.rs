@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use toolhost_store::{Agent, AgentSpec, GrantSpec, Rule};
@@ -13,6 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Principal;
 use crate::body::Body;
+use crate::params::Params;
 use crate::{ApiState, Problem};
 
 /// An agent, as the API shows it.
@@ -265,7 +266,7 @@ fn read_only(id: &str) -> Problem {
 pub(crate) async fn list(
     State(state): State<ApiState>,
     who: Principal,
-    Query(q): Query<PageQuery>,
+    Params(q): Params<PageQuery>,
 ) -> Result<Json<AgentPage>, Problem> {
     who.reader()?;
     let limit = q.limit.unwrap_or(50).clamp(1, 500);
@@ -383,7 +384,7 @@ pub(crate) async fn delete(
     State(state): State<ApiState>,
     who: Principal,
     Path(id): Path<String>,
-    Query(q): Query<VersionQuery>,
+    Params(q): Params<VersionQuery>,
 ) -> Result<StatusCode, Problem> {
     who.operator()?;
     if state.host.config().agents.contains_key(&id) {

@@ -57,6 +57,11 @@ impl Principal {
         self.require(Role::Operator, Scope::Admin)
     }
 
+    /// May manage users and every user's tokens: admin, `admin` scope.
+    pub(crate) fn admin(&self) -> Result<(), Problem> {
+        self.require(Role::Admin, Scope::Admin)
+    }
+
     /// Who, for the audit log.
     pub(crate) fn actor(&self) -> &str {
         self.0.user()

@@ -4,11 +4,14 @@
 //! ([`openapi`], served at `/api/v1/openapi.json` and committed as `docs/openapi.json`).
 #![warn(missing_docs, unreachable_pub)]
 
+mod access;
 mod agents;
 mod auth;
 mod body;
 mod guard;
 mod health;
+mod history;
+mod params;
 mod problem;
 
 use std::sync::Arc;
@@ -43,6 +46,15 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
             "/agents/{id}",
             get(agents::get).put(agents::update).delete(agents::delete),
         )
+        .route(
+            "/tokens",
+            get(access::list_tokens).post(access::create_token),
+        )
+        .route("/tokens/{id}", axum::routing::delete(access::revoke_token))
+        .route("/users", get(access::list_users))
+        .route("/users/{name}", axum::routing::put(access::put_user))
+        .route("/calls", get(history::calls))
+        .route("/audit", get(history::audit))
         .fallback(|| async {
             Problem::new(
                 axum::http::StatusCode::NOT_FOUND,
@@ -72,9 +84,23 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         agents::create,
         agents::update,
         agents::delete,
+        access::list_tokens,
+        access::create_token,
+        access::revoke_token,
+        access::list_users,
+        access::put_user,
+        history::calls,
+        history::audit,
     ),
     modifiers(&Bearer),
-    tags((name = "agents", description = "Agents and their grants"), (name = "operations", description = "Health"))
+    tags(
+        (name = "agents", description = "Agents and their grants"),
+        (name = "tokens", description = "API tokens: shown once, stored as hashes"),
+        (name = "users", description = "Users and their roles"),
+        (name = "calls", description = "The call log"),
+        (name = "audit", description = "The admin audit log"),
+        (name = "operations", description = "Health"),
+    )
 )]
 struct Doc;
 

@@ -324,3 +324,186 @@ fn agents_through_the_api() {
         store.close().await;
     });
 }
+
+#[test]
+fn tokens_users_calls_and_audit_through_the_api() {
+    let f = Fixture::new();
+    let db = f.dir.path().join("toolhost.db");
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"])
+        .arg(f.data())
+        .arg("--database")
+        .arg(&db);
+    let mut server = Server::start(cmd);
+    let admin = Api {
+        addr: &server.addr,
+        token: Some(admin_token(&server.logs())),
+    };
+
+    // Users and their roles.
+    let r = admin.request("PUT", "/users/alice", Some(&json!({"role": "operator"})));
+    assert_eq!(json_of(&r)["role"], "operator", "{}", r.body);
+    problem(
+        &admin.request("PUT", "/users/admin", Some(&json!({"role": "viewer"}))),
+        409,
+        "cannot lower their own role",
+    );
+    let p = problem(
+        &admin.request("PUT", "/users/alice", Some(&json!({"role": "owner"}))),
+        422,
+        "unknown variant `owner`",
+    );
+    assert_eq!(p["field"], "role");
+    let users = json_of(&admin.request("GET", "/users", None));
+    assert_eq!(users.as_array().unwrap().len(), 2, "{users}");
+
+    // A token for alice, shown once; then alice's own view.
+    let r = admin.request(
+        "POST",
+        "/tokens",
+        Some(&json!({"name": "alice's laptop", "user": "alice", "scopes": ["tools:read", "tools:call", "admin"]})),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let made = json_of(&r);
+    let secret = made["secret"].as_str().unwrap().to_string();
+    assert!(secret.starts_with(&format!("th_{}_", made["token"]["id"].as_str().unwrap())));
+    let alice = Api {
+        addr: &server.addr,
+        token: Some(secret.clone()),
+    };
+    let listed = json_of(&admin.request("GET", "/tokens", None));
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        2,
+        "the admin sees every token"
+    );
+    assert!(
+        !listed.to_string().contains(&secret),
+        "secrets are never listed"
+    );
+    let own = json_of(&alice.request("GET", "/tokens", None));
+    assert_eq!(own.as_array().unwrap().len(), 1, "{own}");
+    problem(
+        &alice.request(
+            "POST",
+            "/tokens",
+            Some(&json!({"name": "x", "user": "admin"})),
+        ),
+        403,
+        "only an admin",
+    );
+    let r = alice.request(
+        "POST",
+        "/tokens",
+        Some(&json!({"name": "read only", "scopes": ["tools:read"]})),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let reader = json_of(&r)["secret"].as_str().unwrap().to_string();
+    let reader_api = Api {
+        addr: &server.addr,
+        token: Some(reader),
+    };
+    problem(
+        &reader_api.request(
+            "POST",
+            "/tokens",
+            Some(&json!({"name": "more", "scopes": ["tools:call"]})),
+        ),
+        403,
+        "lacks the scope `admin`",
+    );
+    problem(
+        &alice.request(
+            "POST",
+            "/tokens",
+            Some(&json!({"name": "x", "agent": "nobody"})),
+        ),
+        404,
+        "`nobody` does not exist",
+    );
+
+    // Alice's call is in her history, and in the admin's, filtered.
+    let session = Session::open(
+        &server.addr,
+        &[("Authorization", &format!("Bearer {secret}"))],
+    );
+    let r = session.post(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"logged"}}}"#,
+    );
+    assert!(r.body.contains("logged"), "{}", r.body);
+    let mut calls = Value::Null;
+    for _ in 0..100 {
+        calls = json_of(&alice.request("GET", "/calls", None));
+        if !calls["items"].as_array().unwrap().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let item = &calls["items"][0];
+    assert_eq!(
+        (
+            item["tool"].as_str(),
+            item["user"].as_str(),
+            item["outcome"].as_str(),
+            item["transport"].as_str()
+        ),
+        (
+            Some("echo"),
+            Some("alice"),
+            Some("success"),
+            Some("mcp-http")
+        ),
+        "{calls}"
+    );
+    let filtered =
+        json_of(&admin.request("GET", "/calls?user=alice&tool=echo&outcome=success", None));
+    assert_eq!(filtered["items"].as_array().unwrap().len(), 1, "{filtered}");
+    let none = json_of(&admin.request("GET", "/calls?tool=slow", None));
+    assert!(none["items"].as_array().unwrap().is_empty());
+    problem(
+        &admin.request("GET", "/calls?colour=red", None),
+        400,
+        "colour",
+    );
+
+    // Another user's token is a 404 to alice; the admin revokes hers, and it dies.
+    let admin_id = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["user"] == "admin")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    problem(
+        &alice.request("DELETE", &format!("/tokens/{admin_id}"), None),
+        404,
+        "does not exist",
+    );
+    let alice_id = made["token"]["id"].as_str().unwrap();
+    let r = admin.request("DELETE", &format!("/tokens/{alice_id}"), None);
+    assert!(json_of(&r)["revoked_at"].is_i64(), "{}", r.body);
+    problem(&alice.request("GET", "/agents", None), 401, "Bearer");
+
+    // The audit log: admins only; every change above, by whom.
+    problem(&reader_api.request("GET", "/audit", None), 403, "");
+    let audit = json_of(&admin.request("GET", "/audit", None));
+    let actions: Vec<(&str, &str)> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["actor"].as_str().unwrap(), e["action"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        &actions[..4],
+        [
+            ("admin", "token.revoke"),
+            ("alice", "token.create"),
+            ("admin", "token.create"),
+            ("admin", "user.put"),
+        ],
+        "{actions:?}"
+    );
+    assert!(server.stop().success());
+}
