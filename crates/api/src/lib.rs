@@ -13,6 +13,7 @@ mod health;
 mod history;
 mod params;
 mod problem;
+mod turns;
 
 use std::sync::Arc;
 
@@ -46,6 +47,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
             "/agents/{id}",
             get(agents::get).put(agents::update).delete(agents::delete),
         )
+        .route("/agents/{id}/effective-tools", get(turns::effective_tools))
         .route(
             "/tokens",
             get(access::list_tokens).post(access::create_token),
@@ -84,6 +86,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         agents::create,
         agents::update,
         agents::delete,
+        turns::effective_tools,
         access::list_tokens,
         access::create_token,
         access::revoke_token,

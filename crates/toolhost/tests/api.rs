@@ -139,6 +139,25 @@ fn agents_through_the_api() {
     let page = json_of(&api.request("GET", "/agents?limit=1&cursor=helper", None));
     assert_eq!(page["items"][0]["id"], "web");
 
+    // What each agent's caller gets now, as `toolhost resolve` shows it.
+    for agent in ["web", "helper"] {
+        let turn = json_of(&api.request("GET", &format!("/agents/{agent}/effective-tools"), None));
+        let names: Vec<&str> = turn["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["echo"], "{turn}");
+        assert_eq!(turn["tools"][0]["set"], "data-tools");
+        assert_eq!(turn["excluded"][0]["name"], "slow", "{turn}");
+    }
+    problem(
+        &api.request("GET", "/agents/nope/effective-tools", None),
+        404,
+        "does not exist",
+    );
+
     // Bad input: a problem naming the field.
     let p = problem(
         &api.request(
