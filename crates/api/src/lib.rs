@@ -8,6 +8,7 @@ mod access;
 mod agents;
 mod auth;
 mod body;
+mod catalog;
 mod guard;
 mod health;
 mod history;
@@ -42,6 +43,8 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/openapi.json", get(openapi_json))
+        .route("/tool-sets", get(catalog::tool_sets))
+        .route("/plugins", get(catalog::plugins))
         .route("/agents", get(agents::list).post(agents::create))
         .route(
             "/agents/{id}",
@@ -81,6 +84,8 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
     servers((url = "/api/v1")),
     paths(
         health::healthz,
+        catalog::tool_sets,
+        catalog::plugins,
         agents::list,
         agents::get,
         agents::create,
@@ -97,6 +102,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
     ),
     modifiers(&Bearer),
     tags(
+        (name = "catalog", description = "Tool sets, plugins and MCP servers"),
         (name = "agents", description = "Agents and their grants"),
         (name = "tokens", description = "API tokens: shown once, stored as hashes"),
         (name = "users", description = "Users and their roles"),

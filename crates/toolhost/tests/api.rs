@@ -139,6 +139,29 @@ fn agents_through_the_api() {
     let page = json_of(&api.request("GET", "/agents?limit=1&cursor=helper", None));
     assert_eq!(page["items"][0]["id"], "web");
 
+    // What can be granted.
+    let sets = json_of(&api.request("GET", "/tool-sets", None));
+    let set = sets
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "data-tools")
+        .unwrap_or_else(|| panic!("{sets}"));
+    assert_eq!(set["owner_kind"], "folder");
+    let mut tools: Vec<&str> = set["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    tools.sort();
+    assert_eq!(tools, ["echo", "slow"]);
+    let plugins = json_of(&api.request("GET", "/plugins", None));
+    assert!(
+        plugins["plugins"].as_array().is_some_and(|p| !p.is_empty()),
+        "{plugins}"
+    );
+
     // What each agent's caller gets now, as `toolhost resolve` shows it.
     for agent in ["web", "helper"] {
         let turn = json_of(&api.request("GET", &format!("/agents/{agent}/effective-tools"), None));
