@@ -38,3 +38,35 @@ pub(crate) async fn healthz(State(state): State<ApiState>) -> (StatusCode, Json<
         ),
     }
 }
+
+/// Counters in Prometheus's text format: calls by tool and outcome, their latency, live
+/// workers, MCP servers.
+#[utoipa::path(get, path = "/metrics", operation_id = "metrics", tag = "operations",
+    responses((status = 200, body = String, content_type = "text/plain; version=0.0.4"), (status = 401, body = crate::Problem)),
+    security(("bearer" = [])))]
+pub(crate) async fn metrics(
+    State(state): State<ApiState>,
+    who: crate::auth::Principal,
+) -> Result<impl axum::response::IntoResponse, crate::Problem> {
+    who.reader()?;
+    let mut out = String::new();
+    state.host.metrics().render(&mut out);
+    out.push_str("# HELP toolhost_workers Live Node.js workers.\n# TYPE toolhost_workers gauge\n");
+    out.push_str(&format!(
+        "toolhost_workers {}\n",
+        state.host.runtime().workers().await
+    ));
+    let servers = state
+        .host
+        .registry()
+        .map_or(0, |r| r.external_sources().count());
+    out.push_str("# HELP toolhost_mcp_servers MCP servers configured as tool sources.\n# TYPE toolhost_mcp_servers gauge\n");
+    out.push_str(&format!("toolhost_mcp_servers {servers}\n"));
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        out,
+    ))
+}

@@ -42,6 +42,7 @@ pub struct ApiState {
 pub fn router(state: ApiState, allowed: Allowed) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
+        .route("/metrics", get(health::metrics))
         .route("/openapi.json", get(openapi_json))
         .route("/tool-sets", get(catalog::tool_sets))
         .route("/plugins", get(catalog::plugins))
@@ -84,6 +85,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
     servers((url = "/api/v1")),
     paths(
         health::healthz,
+        health::metrics,
         catalog::tool_sets,
         catalog::plugins,
         agents::list,

@@ -11,7 +11,7 @@ use toolhost_toolsets::Registry;
 
 use crate::store::{AgentStore, CallLog, TokenStore, TracingCallLog};
 use crate::{
-    AgentSource, Caller, CatalogSource, ConfigFile, HostError, RoutedSource, Tokens,
+    AgentSource, CallMetrics, Caller, CatalogSource, ConfigFile, HostError, RoutedSource, Tokens,
     WatchedCatalog, boot_registry, homes_dir, user_space,
 };
 
@@ -68,6 +68,7 @@ pub struct Host {
     tokens: Arc<dyn TokenStore>,
     data: Option<PathBuf>,
     call_log: Arc<dyn CallLog>,
+    metrics: Arc<CallMetrics>,
 }
 
 impl Host {
@@ -125,6 +126,12 @@ impl Host {
                 Arc::new(TracingCallLog) as Arc<dyn CallLog>,
             ),
         };
+        // Every call any surface records is counted on its way to the log.
+        let metrics = Arc::new(CallMetrics::default());
+        let call_log: Arc<dyn CallLog> = Arc::new(crate::metrics::Metered {
+            metrics: Arc::clone(&metrics),
+            next: call_log,
+        });
         Ok(Host {
             config,
             catalog,
@@ -135,6 +142,7 @@ impl Host {
             tokens,
             data,
             call_log,
+            metrics,
         })
     }
 
@@ -176,6 +184,11 @@ impl Host {
     /// Where finished calls are recorded.
     pub fn call_log(&self) -> Arc<dyn CallLog> {
         Arc::clone(&self.call_log)
+    }
+
+    /// The counters of the calls recorded so far.
+    pub fn metrics(&self) -> &CallMetrics {
+        &self.metrics
     }
 
     /// The catalog as a tool source. [`CatalogView::PerCaller`] needs a data directory;

@@ -507,6 +507,37 @@ fn tokens_users_calls_and_audit_through_the_api() {
         400,
         "colour",
     );
+    let metrics = admin.request("GET", "/metrics", None);
+    assert!(
+        metrics
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4")
+    );
+    assert!(
+        metrics
+            .body
+            .contains("toolhost_calls_total{tool=\"echo\",outcome=\"success\"} 1\n"),
+        "{}",
+        metrics.body
+    );
+    assert!(
+        metrics
+            .body
+            .contains("toolhost_call_duration_seconds_count 1\n"),
+        "{}",
+        metrics.body
+    );
+    assert!(
+        metrics.body.contains("toolhost_workers "),
+        "{}",
+        metrics.body
+    );
+    let nobody = Api {
+        addr: &server.addr,
+        token: None,
+    };
+    problem(&nobody.request("GET", "/metrics", None), 401, "Bearer");
 
     // Another user's token is a 404 to alice; the admin revokes hers, and it dies.
     let admin_id = listed
