@@ -396,3 +396,93 @@ pub(crate) async fn delete(
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// JSON values shaped like agent bodies, with hostile strings and numbers where the
+    /// fields are.
+    fn body() -> impl Strategy<Value = Value> {
+        let text = prop_oneof![
+            Just(String::new()),
+            "[a-z0-9_-]{1,70}",
+            "\\PC{0,120}",
+            Just("\u{0}\u{202e}\u{fffd}".to_string()),
+        ];
+        let value = prop_oneof![
+            text.clone().prop_map(Value::String),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|n| json!(n)),
+            Just(Value::Null),
+            Just(json!([])),
+        ];
+        let grant = (
+            proptest::option::of(text.clone()),
+            proptest::option::of(text.clone()),
+            prop_oneof![
+                Just("session"),
+                Just("search"),
+                Just("sub-agent"),
+                Just("nope")
+            ],
+            prop_oneof![Just("allow"), Just("deny"), Just("maybe")],
+            proptest::collection::btree_map(
+                text.clone(),
+                prop_oneof![Just("allow"), Just("deny")],
+                0..4,
+            ),
+        )
+            .prop_map(|(ts, mcp, layer, default, rules)| {
+                let mut g = json!({"layer": layer, "default": default, "rules": rules});
+                if let Some(ts) = ts {
+                    g["tool_set"] = json!(ts);
+                }
+                if let Some(mcp) = mcp {
+                    g["mcp_server"] = json!(mcp);
+                }
+                g
+            });
+        (
+            proptest::option::of(text.clone()),
+            value.clone(),
+            text.clone(),
+            proptest::option::of(text),
+            proptest::collection::vec(grant, 0..6),
+            value,
+        )
+            .prop_map(|(id, name, description, icon, grants, extra)| {
+                let mut b = json!({"name": name, "description": description, "grants": grants});
+                if let Some(id) = id {
+                    b["id"] = json!(id);
+                }
+                if let Some(icon) = icon {
+                    b["icon"] = json!(icon);
+                }
+                if extra.is_number() {
+                    b["version"] = extra;
+                }
+                b
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn any_body_is_an_agent_or_a_clear_error_never_a_panic(b in body()) {
+            if let Ok(parsed) = serde_json::from_value::<AgentBody>(b) {
+                let spec = parsed.into_spec();
+                match spec.validate() {
+                    Ok(()) => {
+                        // What validates converts to the resolver's form and back.
+                        let config = spec.to_config();
+                        prop_assert_eq!(config.grants.len(), spec.grants.len());
+                    }
+                    Err(e) => prop_assert!(!e.to_string().is_empty()),
+                }
+            }
+        }
+    }
+}
