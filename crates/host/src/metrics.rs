@@ -21,7 +21,8 @@ pub struct CallMetrics {
 
 #[derive(Debug, Default)]
 struct Counts {
-    by_tool: BTreeMap<(String, &'static str), u64>,
+    /// Tool → outcome → calls.
+    by_tool: BTreeMap<String, BTreeMap<&'static str, u64>>,
     buckets: [u64; BUCKETS.len()],
     count: u64,
     sum: f64,
@@ -40,9 +41,15 @@ fn outcome_name(o: CallOutcome) -> &'static str {
 impl CallMetrics {
     fn observe(&self, call: &CallRecord) {
         let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        *c.by_tool
-            .entry((call.tool.clone(), outcome_name(call.outcome)))
-            .or_default() += 1;
+        // The tool is usually known already: no allocation then.
+        let outcome = outcome_name(call.outcome);
+        match c.by_tool.get_mut(&call.tool) {
+            Some(outcomes) => *outcomes.entry(outcome).or_default() += 1,
+            None => {
+                c.by_tool
+                    .insert(call.tool.clone(), BTreeMap::from([(outcome, 1)]));
+            }
+        }
         // A refusal ran nothing: it has no latency worth a bucket.
         if call.outcome == CallOutcome::Denied {
             return;
@@ -62,12 +69,14 @@ impl CallMetrics {
         let c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         out.push_str("# HELP toolhost_calls_total Tool calls, by tool and outcome.\n");
         out.push_str("# TYPE toolhost_calls_total counter\n");
-        for ((tool, outcome), n) in &c.by_tool {
-            let _ = writeln!(
-                out,
-                "toolhost_calls_total{{tool=\"{}\",outcome=\"{outcome}\"}} {n}",
-                escape(tool)
-            );
+        for (tool, outcomes) in &c.by_tool {
+            let tool = escape(tool);
+            for (outcome, n) in outcomes {
+                let _ = writeln!(
+                    out,
+                    "toolhost_calls_total{{tool=\"{tool}\",outcome=\"{outcome}\"}} {n}"
+                );
+            }
         }
         out.push_str(
             "# HELP toolhost_call_duration_seconds How long calls took (refusals left out).\n",

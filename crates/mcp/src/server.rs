@@ -165,7 +165,7 @@ impl<'a> CallGuard<'a> {
             let text: String = result.joined_text().chars().take(500).collect();
             self.record.error = Some(text);
         }
-        self.record.result_bytes = serde_json::to_vec(result).map_or(0, |v| v.len() as u64);
+        self.record.result_bytes = json_size(result);
     }
 }
 
@@ -184,6 +184,26 @@ impl Drop for CallGuard<'_> {
         record.duration = self.started.elapsed();
         // Never waits: the response goes out right after this.
         self.shared.call_log.record(record);
+    }
+}
+
+/// The size of `value`'s JSON, counted as it is written, without keeping it (a result may
+/// be a megabyte, and the response is serialised again on its way out).
+fn json_size(value: &impl serde::Serialize) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
     }
 }
 
