@@ -76,7 +76,7 @@ pub(crate) struct CallOut {
     pub(crate) arguments: String,
 }
 
-fn call_out(c: CallRow) -> CallOut {
+pub(crate) fn call_out(c: CallRow) -> CallOut {
     CallOut {
         id: c.id,
         started_at: c.started_at,

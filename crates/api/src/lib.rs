@@ -8,10 +8,12 @@ mod access;
 mod agents;
 mod auth;
 mod body;
+mod calls;
 mod catalog;
 mod guard;
 mod health;
 mod history;
+mod live;
 mod params;
 mod problem;
 mod turns;
@@ -20,7 +22,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::get;
-use toolhost_host::Host;
+use tokio_util::sync::CancellationToken;
+use toolhost_host::{CatalogView, Host, ToolSource};
 use toolhost_store::Store;
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -31,10 +34,28 @@ pub use problem::Problem;
 /// What every handler shares.
 #[derive(Clone)]
 pub struct ApiState {
-    /// The host the API manages.
-    pub host: Arc<Host>,
-    /// Its store.
-    pub store: Store,
+    host: Arc<Host>,
+    store: Store,
+    /// The tools of the main endpoint: the caller's catalog, or their agent's tools.
+    endpoint: Arc<dyn ToolSource>,
+    live: Arc<live::LiveCalls>,
+    stop: CancellationToken,
+}
+
+impl ApiState {
+    /// The API of `host`, keeping its state in `store`; `stop` (the server's) cancels the
+    /// calls it started.
+    pub fn new(host: Arc<Host>, store: Store, stop: CancellationToken) -> ApiState {
+        // Stored tokens always authenticate: each caller sees their own tools.
+        let endpoint = host.endpoint_source(CatalogView::PerCaller);
+        ApiState {
+            host,
+            store,
+            endpoint,
+            live: Arc::default(),
+            stop,
+        }
+    }
 }
 
 /// The API's routes, to be nested at `/api/v1`, with the same `Host` and `Origin` checks
@@ -59,7 +80,10 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         .route("/tokens/{id}", axum::routing::delete(access::revoke_token))
         .route("/users", get(access::list_users))
         .route("/users/{name}", axum::routing::put(access::put_user))
-        .route("/calls", get(history::calls))
+        .route("/tools", get(calls::tools))
+        .route("/calls", get(history::calls).post(calls::start))
+        .route("/calls/{id}", get(calls::get).delete(calls::cancel))
+        .route("/calls/{id}/events", get(calls::events))
         .route("/audit", get(history::audit))
         .fallback(|| async {
             Problem::new(
@@ -99,7 +123,12 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         access::revoke_token,
         access::list_users,
         access::put_user,
+        calls::tools,
         history::calls,
+        calls::start,
+        calls::get,
+        calls::cancel,
+        calls::events,
         history::audit,
     ),
     modifiers(&Bearer),
@@ -108,7 +137,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         (name = "agents", description = "Agents and their grants"),
         (name = "tokens", description = "API tokens: shown once, stored as hashes"),
         (name = "users", description = "Users and their roles"),
-        (name = "calls", description = "The call log"),
+        (name = "calls", description = "Calling tools, following calls, and the call log"),
         (name = "audit", description = "The admin audit log"),
         (name = "operations", description = "Health"),
     )

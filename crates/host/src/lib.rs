@@ -14,6 +14,7 @@
 
 mod access;
 mod agent_source;
+mod call_trace;
 mod caller;
 mod catalog_source;
 mod config;
@@ -30,6 +31,7 @@ mod watched;
 
 pub use access::{Role, Scope};
 pub use agent_source::AgentSource;
+pub use call_trace::{CallTrace, json_size};
 pub use caller::Caller;
 pub use catalog_source::CatalogSource;
 pub use config::{ConfigError, ConfigFile, ServeConfig, StoreConfig, TokenConfig};

@@ -127,6 +127,7 @@ mod tests {
 
     fn call(tool: &str, outcome: CallOutcome, ms: u64) -> CallRecord {
         CallRecord {
+            id: None,
             user: "u".into(),
             token: None,
             agent: None,

@@ -76,6 +76,8 @@ pub enum CallOutcome {
 /// `sensitive` values replaced and their size capped ([`CallRecord::arguments_for_log`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRecord {
+    /// The call's id, when its surface named it (the API's calls); else the log makes one.
+    pub id: Option<String>,
     /// Who called.
     pub user: String,
     /// The stored token it came with.

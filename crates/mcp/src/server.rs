@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
@@ -15,9 +15,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolhost_host::store::{CallLog, CallOutcome, CallRecord, TracingCallLog};
-use toolhost_host::{Caller, Hints, Host, Scope, ToolInfo, ToolSource};
-use toolhost_runtime::{CallEvent, Runtime, Stopped, ToolResult};
+use toolhost_host::store::{CallLog, TracingCallLog};
+use toolhost_host::{CallTrace, Caller, Hints, Host, Scope, ToolInfo, ToolSource};
+use toolhost_runtime::{CallEvent, Runtime, ToolResult};
 
 use crate::http::StreamClosed;
 
@@ -131,112 +131,30 @@ impl McpServer {
     }
 }
 
-/// Counts a call in flight, marks it abandoned unless it finished, and records it in the
-/// call log however it ends.
+/// Counts a call in flight and notes when it was abandoned; its [`CallTrace`] records it
+/// in the call log however it ends.
 struct CallGuard<'a> {
     shared: &'a Shared,
-    record: CallRecord,
-    started: Instant,
-    /// Set once the call has its result.
-    finished: bool,
+    trace: CallTrace,
 }
 
 impl<'a> CallGuard<'a> {
-    fn new(shared: &'a Shared, record: CallRecord) -> Self {
+    fn new(shared: &'a Shared, trace: CallTrace) -> Self {
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
-        CallGuard {
-            shared,
-            record,
-            started: Instant::now(),
-            finished: false,
-        }
-    }
-
-    /// The call ended with `result`.
-    fn finish(&mut self, result: &ToolResult) {
-        self.finished = true;
-        self.record.outcome = match (result.stopped, result.is_error) {
-            (Some(Stopped::TimedOut), _) => CallOutcome::TimedOut,
-            (Some(Stopped::Cancelled), _) => CallOutcome::Abandoned,
-            (None, true) => CallOutcome::Error,
-            (None, false) => CallOutcome::Ok,
-        };
-        if result.is_error {
-            let text: String = result.joined_text().chars().take(500).collect();
-            self.record.error = Some(text);
-        }
-        self.record.result_bytes = json_size(result);
+        CallGuard { shared, trace }
     }
 }
 
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         self.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        if !self.finished {
+        if !self.trace.finished() {
             let ms = self.shared.epoch.elapsed().as_millis().max(1);
             let ms = u64::try_from(ms).unwrap_or(u64::MAX);
             self.shared
                 .last_abandoned_ms
                 .fetch_max(ms, Ordering::Relaxed);
-            self.record.outcome = CallOutcome::Abandoned;
         }
-        let mut record = std::mem::replace(&mut self.record, empty_record());
-        record.duration = self.started.elapsed();
-        // Never waits: the response goes out right after this.
-        self.shared.call_log.record(record);
-    }
-}
-
-/// The size of `value`'s JSON, counted as it is written, without keeping it (a result may
-/// be a megabyte, and the response is serialised again on its way out).
-fn json_size(value: &impl serde::Serialize) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len() as u64;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => 0,
-    }
-}
-
-/// A record of `caller` calling `tool`, its outcome to be filled in.
-fn call_record(caller: &Caller, tool: &str, surface: &'static str) -> CallRecord {
-    CallRecord {
-        user: caller.user().to_string(),
-        token: caller.token.clone(),
-        agent: caller.agent.clone(),
-        tool: tool.to_string(),
-        surface,
-        started: SystemTime::now(),
-        duration: Duration::ZERO,
-        outcome: CallOutcome::Abandoned,
-        error: None,
-        result_bytes: 0,
-        arguments: "{}".to_string(),
-    }
-}
-
-fn empty_record() -> CallRecord {
-    CallRecord {
-        user: String::new(),
-        token: None,
-        agent: None,
-        tool: String::new(),
-        surface: "",
-        started: SystemTime::UNIX_EPOCH,
-        duration: Duration::ZERO,
-        outcome: CallOutcome::Abandoned,
-        error: None,
-        result_bytes: 0,
-        arguments: String::new(),
     }
 }
 
@@ -385,19 +303,16 @@ impl ServerHandler for McpServer {
             None => "mcp-stdio",
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let denied = |why: String| {
-            let mut record = call_record(&caller, &request.name, surface);
-            record.outcome = CallOutcome::Denied;
-            record.error = Some(why.chars().take(500).collect());
-            self.shared.call_log.record(record);
+        let denied = |why: &str| {
+            CallTrace::deny(&*self.shared.call_log, &caller, &request.name, surface, why);
         };
         if let Err(e) = missing_scope(&caller, Scope::ToolsCall) {
-            denied(e.message.to_string());
+            denied(&e.message);
             return Err(e);
         }
         let Some(target) = self.shared.source.resolve(&caller, &request.name).await else {
             let message = format!("unknown tool: {}", request.name);
-            denied(message.clone());
+            denied(&message);
             return Err(ErrorData::invalid_params(message, None));
         };
         let progress_token = context.meta.get_progress_token();
@@ -407,9 +322,15 @@ impl ServerHandler for McpServer {
             .and_then(|p| p.extensions.get::<StreamClosed>())
             .map(|s| s.0.clone())
             .unwrap_or_default();
-        let mut record = call_record(&caller, &request.name, surface);
-        record.arguments = CallRecord::arguments_for_log(&args, &target.tool.sensitive_inputs());
-        let mut guard = CallGuard::new(&self.shared, record);
+        let trace = CallTrace::begin(
+            Arc::clone(&self.shared.call_log),
+            &caller,
+            &request.name,
+            surface,
+            &args,
+            &target.tool.sensitive_inputs(),
+        );
+        let mut guard = CallGuard::new(&self.shared, trace);
         // Dropping `call` (on any of these ends) fires the tool's abort signal and kills it
         // after the grace period.
         let mut call = self.shared.runtime.call(target.request(args, caller.space));
@@ -447,7 +368,7 @@ impl ServerHandler for McpServer {
                 None => break ToolResult::error("the call ended without a result"),
             }
         };
-        guard.finish(&result);
+        guard.trace.finish(&result);
         Ok(mcp_result(result).into())
     }
 

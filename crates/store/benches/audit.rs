@@ -78,6 +78,7 @@ fn main() {
                 let r = runtime.call(req).result().await;
                 assert_eq!(r.joined_text(), "hi");
                 log.record(CallRecord {
+                    id: None,
                     user: user.user,
                     token: Some("0123456789ab".into()),
                     agent: None,

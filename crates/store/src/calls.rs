@@ -103,6 +103,27 @@ pub struct CallFilter {
     pub until: Option<i64>,
 }
 
+const CALL_COLUMNS: &str = "id, started_at, duration_ms, principal, token_id, agent_id, \
+     transport, tool, tool_set, outcome, error, result_bytes, arguments";
+
+fn call_row(row: &sqlx::any::AnyRow) -> Result<CallRow, sqlx::Error> {
+    Ok(CallRow {
+        id: row.try_get("id")?,
+        started_at: row.try_get("started_at")?,
+        duration_ms: row.try_get("duration_ms")?,
+        principal: row.try_get("principal")?,
+        token_id: row.try_get("token_id")?,
+        agent_id: row.try_get("agent_id")?,
+        transport: row.try_get("transport")?,
+        tool: row.try_get("tool")?,
+        tool_set: row.try_get("tool_set")?,
+        outcome: Outcome::parse(&row.try_get::<String, _>("outcome")?).unwrap_or(Outcome::Error),
+        error: row.try_get("error")?,
+        result_bytes: row.try_get("result_bytes")?,
+        arguments: row.try_get("arguments")?,
+    })
+}
+
 impl Store {
     /// Writes rows now (the writer's batch; tests).
     pub async fn insert_calls(&self, rows: &[CallRow]) -> Result<(), StoreError> {
@@ -155,13 +176,12 @@ impl Store {
         limit: usize,
     ) -> Result<Page<CallRow>, StoreError> {
         let limit = limit.clamp(1, 500);
-        let rows = sqlx::query(
-            "SELECT id, started_at, duration_ms, principal, token_id, agent_id, transport, tool, \
-             tool_set, outcome, error, result_bytes, arguments FROM tool_calls \
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {CALL_COLUMNS} FROM tool_calls \
              WHERE id < $1 AND ($2 = '' OR tool = $2) AND ($3 = '' OR agent_id = $3) \
              AND ($4 = '' OR principal = $4) AND ($5 = '' OR outcome = $5) \
-             AND started_at >= $6 AND started_at < $7 ORDER BY id DESC LIMIT $8",
-        )
+             AND started_at >= $6 AND started_at < $7 ORDER BY id DESC LIMIT $8"
+        )))
         .bind(before.unwrap_or("~"))
         .bind(filter.tool.as_deref().unwrap_or(""))
         .bind(filter.agent.as_deref().unwrap_or(""))
@@ -172,26 +192,19 @@ impl Store {
         .bind(limit as i64 + 1)
         .fetch_all(&self.pool)
         .await?;
-        let mut items = Vec::with_capacity(rows.len());
-        for row in &rows {
-            items.push(CallRow {
-                id: row.try_get("id")?,
-                started_at: row.try_get("started_at")?,
-                duration_ms: row.try_get("duration_ms")?,
-                principal: row.try_get("principal")?,
-                token_id: row.try_get("token_id")?,
-                agent_id: row.try_get("agent_id")?,
-                transport: row.try_get("transport")?,
-                tool: row.try_get("tool")?,
-                tool_set: row.try_get("tool_set")?,
-                outcome: Outcome::parse(&row.try_get::<String, _>("outcome")?)
-                    .unwrap_or(Outcome::Error),
-                error: row.try_get("error")?,
-                result_bytes: row.try_get("result_bytes")?,
-                arguments: row.try_get("arguments")?,
-            });
-        }
+        let items = rows.iter().map(call_row).collect::<Result<Vec<_>, _>>()?;
         Ok(Page::cut(items, limit, |c| c.id.clone()))
+    }
+
+    /// The call `id`, once its row is written.
+    pub async fn call(&self, id: &str) -> Result<Option<CallRow>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {CALL_COLUMNS} FROM tool_calls WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(call_row).transpose()?)
     }
 
     /// Deletes calls that started before `cutoff` (ms); how many went.

@@ -119,7 +119,7 @@ impl CallLog for CallQueue {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         self.push(CallRow {
-            id: crate::new_id(),
+            id: call.id.unwrap_or_else(crate::new_id),
             started_at,
             duration_ms: i64::try_from(call.duration.as_millis()).unwrap_or(i64::MAX),
             principal: call.user,

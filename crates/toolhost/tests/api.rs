@@ -5,6 +5,8 @@
 //! the API is served on `/mcp` to a token bound to it, and its creation is audited.
 #![allow(clippy::unwrap_used)]
 
+#[path = "mcp/api_client.rs"]
+mod api_client;
 #[path = "mcp/common.rs"]
 mod common;
 #[path = "mcp/raw_http.rs"]
@@ -12,61 +14,14 @@ mod raw_http;
 #[path = "mcp/stored.rs"]
 mod stored;
 
+use api_client::{Api, json_of, problem};
 use common::{Fixture, Server};
-use raw_http::{Response, Session, send_to};
+use raw_http::{Session, send_to};
 use serde_json::{Value, json};
 use stored::{admin_token, new_token};
 
 const AGENT: &str =
     "[agents.helper]\ngrants = [{ tool_set = \"data-tools\", deny = [\"slow\"] }]\n";
-
-struct Api<'a> {
-    addr: &'a str,
-    token: Option<String>,
-}
-
-impl Api<'_> {
-    fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Response {
-        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
-        let mut headers: Vec<(&str, &str)> = vec![("Host", "127.0.0.1")];
-        if let Some(a) = &auth {
-            headers.push(("Authorization", a));
-        }
-        let body = body.map(|b| b.to_string()).unwrap_or_default();
-        if !body.is_empty() {
-            headers.push(("Content-Type", "application/json"));
-        }
-        send_to(
-            self.addr,
-            method,
-            &format!("/api/v1{path}"),
-            &headers,
-            body.as_bytes(),
-        )
-    }
-}
-
-fn json_of(r: &Response) -> Value {
-    serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {}", r.body))
-}
-
-/// A problem+json answer with `status`, whose detail contains `says`.
-fn problem(r: &Response, status: u16, says: &str) -> Value {
-    assert_eq!(r.status, status, "{}", r.body);
-    assert_eq!(
-        r.header("content-type"),
-        Some("application/problem+json"),
-        "{}",
-        r.body
-    );
-    let p = json_of(r);
-    assert_eq!(p["status"], status);
-    assert!(
-        p["detail"].as_str().unwrap().contains(says),
-        "{says:?} not in {p}"
-    );
-    p
-}
 
 #[test]
 fn agents_through_the_api() {

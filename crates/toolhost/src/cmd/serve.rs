@@ -106,10 +106,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mut app = toolhost_mcp::http::router_at(endpoints, http);
         if let Some(store) = &store {
             // The API manages the store: it is there only with one.
-            let state = toolhost_api::ApiState {
-                host: Arc::clone(&host),
-                store: store.store().clone(),
-            };
+            let state =
+                toolhost_api::ApiState::new(Arc::clone(&host), store.store().clone(), stop.clone());
             let allowed = toolhost_api::Allowed {
                 hosts: allowed_hosts,
                 origins: host.config().serve.allowed_origins.clone(),
