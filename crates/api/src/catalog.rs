@@ -147,6 +147,7 @@ pub(crate) async fn plugins(
             .collect(),
         mcp_servers: registry
             .external_sources()
+            .into_iter()
             .map(|s| SourceOut {
                 name: s.name().to_string(),
                 transport: s.transport(),

@@ -59,7 +59,7 @@ pub(crate) async fn metrics(
     let servers = state
         .host
         .registry()
-        .map_or(0, |r| r.external_sources().count());
+        .map_or(0, |r| r.external_sources().len());
     out.push_str("# HELP toolhost_mcp_servers MCP servers configured as tool sources.\n# TYPE toolhost_mcp_servers gauge\n");
     out.push_str(&format!("toolhost_mcp_servers {servers}\n"));
     Ok((

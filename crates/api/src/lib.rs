@@ -14,6 +14,7 @@ mod guard;
 mod health;
 mod history;
 mod live;
+mod mcp_servers;
 mod params;
 mod problem;
 mod turns;
@@ -80,6 +81,24 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         .route("/tokens/{id}", axum::routing::delete(access::revoke_token))
         .route("/users", get(access::list_users))
         .route("/users/{name}", axum::routing::put(access::put_user))
+        .route(
+            "/mcp-servers",
+            get(mcp_servers::list).post(mcp_servers::create),
+        )
+        .route(
+            "/mcp-servers/test",
+            axum::routing::post(mcp_servers::test_settings),
+        )
+        .route(
+            "/mcp-servers/{name}",
+            get(mcp_servers::get)
+                .put(mcp_servers::update)
+                .delete(mcp_servers::delete),
+        )
+        .route(
+            "/mcp-servers/{name}/test",
+            axum::routing::post(mcp_servers::test),
+        )
         .route("/tools", get(calls::tools))
         .route("/calls", get(history::calls).post(calls::start))
         .route("/calls/{id}", get(calls::get).delete(calls::cancel))
@@ -123,6 +142,13 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         access::revoke_token,
         access::list_users,
         access::put_user,
+        mcp_servers::list,
+        mcp_servers::get,
+        mcp_servers::create,
+        mcp_servers::update,
+        mcp_servers::delete,
+        mcp_servers::test_settings,
+        mcp_servers::test,
         calls::tools,
         history::calls,
         calls::start,
@@ -135,6 +161,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
     tags(
         (name = "catalog", description = "Tool sets, plugins and MCP servers"),
         (name = "agents", description = "Agents and their grants"),
+        (name = "mcp-servers", description = "MCP servers: settings, secrets (write-only) and a connection test"),
         (name = "tokens", description = "API tokens: shown once, stored as hashes"),
         (name = "users", description = "Users and their roles"),
         (name = "calls", description = "Calling tools, following calls, and the call log"),

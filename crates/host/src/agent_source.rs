@@ -23,8 +23,9 @@ pub struct AgentSource {
     registry: Arc<Registry>,
     agents: Arc<dyn AgentStore>,
     agent: String,
-    /// The current turn of each caller (by user).
-    turns: Mutex<HashMap<String, Arc<Turn>>>,
+    /// The current turn of each caller (by user), with the registry's generation it was
+    /// resolved at.
+    turns: Mutex<HashMap<String, (u64, Arc<Turn>)>>,
     changes: broadcast::Sender<Change>,
 }
 
@@ -66,6 +67,7 @@ impl AgentSource {
                 return None;
             }
         };
+        let generation = self.registry.generation();
         let turn = Arc::new(
             self.registry
                 .resolve_grants(&self.agent, &grants, &request)
@@ -78,7 +80,7 @@ impl AgentSource {
             .turns
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(caller.user().to_string(), Arc::clone(&turn));
+            .insert(caller.user().to_string(), (generation, Arc::clone(&turn)));
         // Dropping the last handle of a turn runs its closers.
         drop(previous);
         Some(turn)
@@ -92,8 +94,10 @@ impl AgentSource {
             .get(caller.user())
             .cloned();
         match current {
-            Some(turn) => Some(turn),
-            None => self.begin_turn(caller).await,
+            // A turn resolved before an MCP server was replaced or removed may hold its
+            // old connection's tools.
+            Some((generation, turn)) if generation == self.registry.generation() => Some(turn),
+            _ => self.begin_turn(caller).await,
         }
     }
 }

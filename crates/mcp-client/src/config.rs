@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toolhost_spec::seconds::opt_secs;
 
 /// An external MCP server whose tools become the tool set `NAME`, named `NAME__TOOL`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpServerConfig {
     /// stdio: the program and its arguments, e.g. `["node", "server.mjs"]`.
@@ -35,16 +35,18 @@ pub struct McpServerConfig {
     pub url: Option<String>,
     /// Sent as `Authorization: Bearer …` to a Streamable HTTP server.
     pub bearer_token: Option<String>,
+    /// Sent with every request to a Streamable HTTP server (`X-Api-Key`, …).
+    pub headers: BTreeMap<String, String>,
     /// Like `bearer_token`, read from this environment variable at boot.
     pub bearer_token_env: Option<String>,
     /// Connecting and listing, per turn (seconds, default 10).
-    #[serde(with = "opt_secs")]
+    #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Duration>,
     /// How long the last good listing may be served while the server fails (default 300).
-    #[serde(with = "opt_secs")]
+    #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
     pub stale_for: Option<Duration>,
     /// First back-off after a failure, doubled per failure up to 5 minutes (default 5).
-    #[serde(with = "opt_secs")]
+    #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
     pub backoff: Option<Duration>,
     /// A Lucide icon name for the server's tools.
     pub icon: Option<String>,
@@ -64,6 +66,7 @@ impl Default for McpServerConfig {
             read_write: Vec::new(),
             url: None,
             bearer_token: None,
+            headers: BTreeMap::new(),
             bearer_token_env: None,
             timeout: None,
             stale_for: None,

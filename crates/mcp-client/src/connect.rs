@@ -143,6 +143,13 @@ impl StderrTail {
     }
 }
 
+/// `name: value` as HTTP can carry it, if it can.
+pub(crate) fn header(name: &str, value: &str) -> Option<(http::HeaderName, http::HeaderValue)> {
+    let name = http::HeaderName::from_bytes(name.as_bytes()).ok()?;
+    let value = http::HeaderValue::from_str(value).ok()?;
+    Some((name, value))
+}
+
 pub(crate) async fn connect(
     server: &str,
     config: &McpServerConfig,
@@ -159,6 +166,12 @@ pub(crate) async fn connect(
             if let Some(token) = bearer {
                 cfg = cfg.auth_header(token);
             }
+            // Checked when the source was built.
+            cfg.custom_headers = config
+                .headers
+                .iter()
+                .filter_map(|(name, value)| header(name, value))
+                .collect();
             let transport = StreamableHttpClientTransport::from_config(cfg);
             handler
                 .serve(transport)

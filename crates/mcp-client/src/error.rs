@@ -44,6 +44,12 @@ pub enum Problem {
         /// The path.
         path: std::path::PathBuf,
     },
+    /// A header that HTTP cannot carry.
+    #[error("`headers`: `{0}` is not a valid HTTP header name and value")]
+    InvalidHeader(String),
+    /// Headers on a stdio server.
+    #[error("`headers` apply to servers reached by `url` only")]
+    HeadersNeedUrl,
     /// `bearer_token_env` names a variable that is not set.
     #[error("`bearer_token_env`: ${0} is not set")]
     BearerTokenUnset(String),

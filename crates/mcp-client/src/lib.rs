@@ -51,6 +51,63 @@ pub fn sources(
         .collect()
 }
 
+/// A tool a server lists, as [`probe`] reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbedTool {
+    /// The server's own name for it.
+    pub name: String,
+    /// What the server says it does.
+    pub description: String,
+}
+
+/// Why [`probe`] found no tools.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The configuration is wrong: nothing was started.
+    #[error(transparent)]
+    Config(#[from] ServerConfigError),
+    /// The server could not be reached, started or listed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Connects to server `name` as `config` says (starting a stdio one through `launcher`),
+/// lists its tools and disconnects, calling none: an operator's "test connection". Bounded
+/// by the server's `timeout`.
+pub async fn probe(
+    name: &str,
+    config: McpServerConfig,
+    launcher: &ServerLauncher,
+) -> Result<Vec<ProbedTool>, ProbeError> {
+    let source = McpSource::new(name, config, launcher.clone())?;
+    let deadline = source.deadline();
+    let mut state = State::default();
+    let listed = tokio::time::timeout(deadline, source.connect_and_list(&mut state)).await;
+    // The protocol's shutdown; a stdio server's process group goes with it.
+    *source.state.lock().await = state;
+    source.disconnect().await;
+    let tools = match listed {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(e)) => return Err(ProbeError::Failed(e)),
+        Err(_) => {
+            return Err(ProbeError::Failed(format!(
+                "no answer within {} s",
+                deadline.as_secs_f64()
+            )));
+        }
+    };
+    Ok(tools
+        .iter()
+        .map(|(key, t)| ProbedTool {
+            name: key
+                .strip_prefix(&format!("{name}__"))
+                .unwrap_or(key)
+                .to_string(),
+            description: t.description(),
+        })
+        .collect())
+}
+
 /// One configured MCP server.
 pub(crate) struct McpSource {
     name: String,
@@ -97,6 +154,14 @@ impl McpSource {
             && let Some(key) = config.sandbox_keys().first()
         {
             return Err(fail(Problem::StdioOnly(key)));
+        }
+        if config.url.is_none() && !config.headers.is_empty() {
+            return Err(fail(Problem::HeadersNeedUrl));
+        }
+        for (name, value) in &config.headers {
+            if connect::header(name, value).is_none() {
+                return Err(fail(Problem::InvalidHeader(name.clone())));
+            }
         }
         for (key, paths) in [
             ("read_only", &config.read_only),
@@ -272,8 +337,12 @@ impl McpSource {
                 schema,
                 connection: Arc::downgrade(conn),
             };
-            let tool =
+            let mut tool =
                 Tool::with_ref(ToolRef::Native(Arc::new(native)), identity).annotated(annotations);
+            // A server added while serving has no place in the boot-time icon maps.
+            if let Some(icon) = &self.config.icon {
+                tool = tool.with_icon(icon.clone());
+            }
             // Inserted under the prefixed name even when invalid: resolution leaves it
             // out with a warning instead of silently truncating it.
             map.insert(name, tool);

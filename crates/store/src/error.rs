@@ -75,6 +75,9 @@ pub enum StoreError {
     /// A secret could not be sealed or opened (a wrong or missing key).
     #[error("secrets: {0}")]
     Secret(String),
+    /// A stored value this binary cannot read (altered by hand, say).
+    #[error("unreadable stored data: {0}")]
+    Corrupt(String),
     /// The database failed while serving.
     #[error("the store failed: {0}")]
     Database(#[from] sqlx::Error),

@@ -413,6 +413,90 @@ async fn secrets_are_sealed_and_need_their_key() {
     .await;
 }
 
+#[tokio::test]
+async fn mcp_servers_keep_their_secrets_sealed_apart_and_refuse_stale_versions() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at.clone(), Some(cipher(&dir))).await.unwrap();
+        let mut config = toolhost_mcp_client::McpServerConfig {
+            url: Some("https://mcp.example.com/mcp".into()),
+            bearer_token: Some("tok-s3cret".into()),
+            ..Default::default()
+        };
+        config
+            .headers
+            .insert("X-Api-Key".into(), "hdr-s3cret".into());
+        let created = store
+            .create_mcp_server("ada", "docs", config.clone())
+            .await
+            .unwrap();
+        assert_eq!(created.version, 1);
+        assert!(matches!(
+            store.create_mcp_server("ada", "docs", config.clone()).await,
+            Err(StoreError::Exists { .. })
+        ));
+        let read = store.mcp_server("docs").await.unwrap().unwrap();
+        assert_eq!(read.config, config);
+        // The settings row and the audit log hold no secret.
+        let sql = "SELECT config FROM mcp_servers WHERE name = 'docs'";
+        let row: (String,) = match &at {
+            Location::Sqlite(path) => {
+                let url = format!("sqlite://{}", path.display());
+                let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+                sqlx::query_as(sql).fetch_one(&mut conn).await.unwrap()
+            }
+            Location::Postgres(url) => {
+                let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+                sqlx::query_as(sql).fetch_one(&mut conn).await.unwrap()
+            }
+        };
+        assert!(
+            row.0.contains("mcp.example.com") && !row.0.contains("s3cret"),
+            "{}",
+            row.0
+        );
+        let mut edited = config.clone();
+        edited.headers.clear();
+        edited.description = Some("Docs".into());
+        let updated = store
+            .update_mcp_server("ada", "docs", edited.clone(), 1)
+            .await
+            .unwrap();
+        assert_eq!(updated.version, 2);
+        assert!(matches!(
+            store
+                .update_mcp_server("bob", "docs", config.clone(), 1)
+                .await,
+            Err(StoreError::Conflict { found: 2, .. })
+        ));
+        // A header removed takes its sealed value with it.
+        assert_eq!(
+            store.secret_names("mcp_server:docs").await.unwrap(),
+            ["bearer_token"]
+        );
+        let audit = store.audit(None, 50).await.unwrap();
+        let actions: Vec<&str> = audit.items.iter().map(|e| e.action.as_str()).collect();
+        assert_eq!(actions, ["mcp_server.update", "mcp_server.create"]);
+        for e in &audit.items {
+            let text = format!("{:?}{:?}", e.old_value, e.new_value);
+            assert!(!text.contains("s3cret"), "{text}");
+        }
+        store
+            .delete_mcp_server("ada", "docs", Some(2))
+            .await
+            .unwrap();
+        assert!(store.mcp_server("docs").await.unwrap().is_none());
+        assert!(
+            store
+                .secret_names("mcp_server:docs")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert!(store.mcp_servers().await.unwrap().is_empty());
+    })
+    .await;
+}
+
 fn call(i: usize, tool: &str, outcome: Outcome) -> CallRow {
     CallRow {
         id: toolhost_store::new_id(),

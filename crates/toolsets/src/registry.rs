@@ -3,7 +3,7 @@
 //! what turns resolve against.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -60,7 +60,10 @@ pub struct BootOptions {
 pub struct Registry {
     pub(crate) plugins: Vec<PluginInfo>,
     pub(crate) sets: BTreeMap<String, Arc<SetEntry>>,
-    pub(crate) external: BTreeMap<String, Arc<dyn ExternalSource>>,
+    /// Changes while serving: MCP servers managed through the API come and go.
+    pub(crate) external: RwLock<BTreeMap<String, Arc<dyn ExternalSource>>>,
+    /// Bumped by every change of `external`: a turn resolved before it is stale.
+    generation: std::sync::atomic::AtomicU64,
     pub(crate) icons: IconMaps,
     pub(crate) config: ToolsetsConfig,
     pub(crate) core: CorePlugins,
@@ -173,7 +176,8 @@ impl Registry {
         Ok(Registry {
             plugins,
             sets,
-            external,
+            external: RwLock::new(external),
+            generation: std::sync::atomic::AtomicU64::new(0),
             icons,
             config: options.config,
             core,
@@ -196,14 +200,66 @@ impl Registry {
     }
 
     /// The external sources (MCP servers), by name.
-    pub fn external_sources(&self) -> impl Iterator<Item = &dyn ExternalSource> {
-        self.external.values().map(|s| &**s)
+    pub fn external_sources(&self) -> Vec<Arc<dyn ExternalSource>> {
+        self.external_map().values().cloned().collect()
+    }
+
+    /// The external source `name`.
+    pub fn external_source(&self, name: &str) -> Option<Arc<dyn ExternalSource>> {
+        self.external_map().get(name).cloned()
+    }
+
+    /// Adds `source`, or replaces the one of its name (returned: shut it down). Its name
+    /// may not be a tool set's. The next turn that grants it lists it.
+    pub fn put_external(
+        &self,
+        source: Arc<dyn ExternalSource>,
+    ) -> Result<Option<Arc<dyn ExternalSource>>, BootError> {
+        let name = source.name().to_string();
+        if self.sets.contains_key(&name) {
+            return Err(BootError::DuplicateSource {
+                owner: Owner::McpServer { name },
+            });
+        }
+        let mut external = self.external.write().unwrap_or_else(|e| e.into_inner());
+        let old = external.insert(name, source);
+        self.bump();
+        Ok(old)
+    }
+
+    /// Counts changes of the external sources: a turn resolved at an older count may hold
+    /// tools of a server since replaced or removed.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn bump(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// Removes the external source `name` (returned: shut it down).
+    pub fn remove_external(&self, name: &str) -> Option<Arc<dyn ExternalSource>> {
+        let old = self
+            .external
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        self.bump();
+        old
+    }
+
+    pub(crate) fn external_map(
+        &self,
+    ) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<dyn ExternalSource>>> {
+        self.external.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Shuts every external source down (an MCP server's connection is closed, a stdio
     /// server's process group killed). Call it before the Tokio runtime goes away.
     pub async fn shutdown(&self) {
-        futures::future::join_all(self.external.values().map(|s| s.shutdown())).await;
+        let sources = self.external_sources();
+        futures::future::join_all(sources.iter().map(|s| s.shutdown())).await;
     }
 
     /// The tool-set sections of `toolhost.toml` it was booted with.

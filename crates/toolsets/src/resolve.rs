@@ -266,7 +266,7 @@ impl Registry {
                     }
                 }
                 GrantSource::McpServer(name) => {
-                    let Some(source) = self.external.get(name) else {
+                    let Some(source) = self.external_source(name) else {
                         warnings.push(Warning {
                             source: grants[i].source.to_string(),
                             message: "no such MCP server in toolhost.toml ([mcp_servers.NAME])"
@@ -274,7 +274,6 @@ impl Registry {
                         });
                         continue;
                     };
-                    let source = Arc::clone(source);
                     started.push((
                         i,
                         Source::External {

@@ -81,7 +81,8 @@ async fn external_sources_are_granted_listed_and_shut_down() {
         },
     )
     .unwrap();
-    let names: Vec<&str> = r.external_sources().map(|s| s.name()).collect();
+    let sources = r.external_sources();
+    let names: Vec<&str> = sources.iter().map(|s| s.name()).collect();
     assert_eq!(names, ["down", "up"]);
 
     let turn = r.resolve("a", &TurnRequest::default()).await.unwrap();

@@ -68,6 +68,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tool_sets: registry.tool_sets().map(view).collect(),
         mcp_servers: registry
             .external_sources()
+            .into_iter()
             .map(|s| ServerView {
                 name: s.name().to_string(),
                 transport: s.transport(),
