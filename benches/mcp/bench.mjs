@@ -167,7 +167,7 @@ try {
 
   if (ONLY !== 'stdio') {
     const peer = await startHttp(process.execPath, [join(here, 'peer_server.mjs'), 'http'], /listening on (\d+)\n/);
-    const th = await startHttp(toolhost, ['serve', '--listen', '127.0.0.1:0', '--tools-dir', tools], /serving MCP at (\S+) /);
+    const th = await startHttp(toolhost, ['serve', '--no-store', '--listen', '127.0.0.1:0', '--tools-dir', tools], /serving MCP at (\S+) /);
     try {
       const [peerH, thH] = await compare(
         () => connect(new StreamableHTTPClientTransport(new URL(peer.url))),

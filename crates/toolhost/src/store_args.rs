@@ -12,14 +12,28 @@ pub const DATABASE_VARIABLE: &str = "TOOLHOST_DATABASE_URL";
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct StoreArgs {
     /// The store: a postgres:// URL or an SQLite file, created on first use (default:
-    /// $TOOLHOST_DATABASE_URL, else [store] url; without any, toolhost.toml alone).
+    /// $TOOLHOST_DATABASE_URL, else [store] url, else the embedded SQLite file
+    /// toolhost.db in Toolhost's data folder).
     #[arg(long, value_name = "URL")]
     pub database: Option<String>,
+    /// No store: toolhost.toml alone, nothing kept across restarts (and `serve` without
+    /// [[serve.tokens]] is open to anyone on loopback).
+    #[arg(long, conflicts_with = "database")]
+    pub no_store: bool,
+}
+
+/// The embedded store's file: `toolhost.db` in Toolhost's data folder.
+pub fn embedded() -> PathBuf {
+    data_home().join("toolhost.db")
 }
 
 impl StoreArgs {
-    /// Where the store is, if one is named.
+    /// Where the store is: the one named, else the embedded SQLite file; `None` with
+    /// `--no-store`.
     pub fn location(&self, config: &ConfigFile) -> Result<Option<Location>> {
+        if self.no_store {
+            return Ok(None);
+        }
         let named = self
             .database
             .clone()
@@ -31,15 +45,22 @@ impl StoreArgs {
             .or_else(|| config.store.url.clone());
         match named {
             Some(text) => Ok(Some(Location::parse(&text).map_err(anyhow::Error::from)?)),
-            None => Ok(None),
+            None => Ok(Some(Location::Sqlite(embedded()))),
         }
     }
 
-    /// Opens the store, if one is named, with its key.
+    /// Opens the store (creating an SQLite file and its folder), with its key; `None` with
+    /// `--no-store`.
     pub async fn open(&self, config: &ConfigFile) -> Result<Option<Store>> {
         let Some(location) = self.location(config)? else {
             return Ok(None);
         };
+        if let Location::Sqlite(db) = &location
+            && let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
         let key = key_file(config, &location);
         if let Some(dir) = key.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)

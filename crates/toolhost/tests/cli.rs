@@ -829,7 +829,7 @@ fn bad_user_names_are_refused_by_serve_mcp_and_token_new() {
         .unwrap();
         let (code, _, stderr) = run_to_exit(
             toolhost()
-                .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+                .args(["serve", "--no-store", "--listen", "127.0.0.1:0", "--data"])
                 .arg(&data)
                 .arg("--config")
                 .arg(&config),
@@ -857,7 +857,8 @@ fn bad_user_names_are_refused_by_serve_mcp_and_token_new() {
             stderr.contains("invalid user"),
             "mcp --user {name:?}: {stderr}"
         );
-        let (code, stdout, stderr) = run_to_exit(toolhost().args(["token", "new", "--user", name]));
+        let (code, stdout, stderr) =
+            run_to_exit(toolhost().args(["token", "new", "--no-store", "--user", name]));
         assert_eq!(
             (code, stdout.as_str()),
             (2, ""),
@@ -878,7 +879,7 @@ fn bad_user_names_are_refused_by_serve_mcp_and_token_new() {
     assert_eq!(left, ["data", "toolhost.toml", "tools"]);
     // The same commands take a good name.
     let (code, stdout, stderr) =
-        run_to_exit(toolhost().args(["token", "new", "--user", "ada@example.com"]));
+        run_to_exit(toolhost().args(["token", "new", "--no-store", "--user", "ada@example.com"]));
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("user = \"ada@example.com\""), "{stdout}");
     // `mcp` gets as far as serving, and stops at the closed stdin.

@@ -169,7 +169,10 @@ fn the_user_tools_is_refused_wherever_a_user_enters() {
     // home, read-write: it rewrote a global tool.
     let h = Host::new();
     for user in ["tools", "TOOLS", "tools."] {
-        let (code, stdout, stderr) = run(h.toolhost().args(["token", "new", "--user", user]));
+        let (code, stdout, stderr) =
+            run(h
+                .toolhost()
+                .args(["token", "new", "--no-store", "--user", user]));
         assert_eq!(code, 2, "token new --user {user:?}: {stdout}{stderr}");
         assert!(stderr.contains("reserved"), "{stderr}");
         assert!(!stdout.contains("token:"), "{stdout}");
@@ -187,7 +190,7 @@ fn the_user_tools_is_refused_wherever_a_user_enters() {
     std::fs::write(&config, entry("a@x", 'a') + &entry("tools", 'b')).unwrap();
     let mut serve = h
         .toolhost()
-        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .args(["serve", "--no-store", "--listen", "127.0.0.1:0", "--data"])
         .arg(h.data())
         .arg("--config")
         .arg(&config)
@@ -340,7 +343,7 @@ fn serve_never_lists_another_users_tools_through_a_planted_link() {
     // The call below runs in the sandbox.
     machine::sandbox();
     let mut cmd = h.toolhost();
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
+    cmd.args(["serve", "--no-store", "--listen", "127.0.0.1:0", "--data"])
         .arg(h.data())
         .arg("--config")
         .arg(&config)

@@ -175,7 +175,7 @@ fn post(
 fn serve_gives_each_agent_an_endpoint() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = toolhost_with(dir.path(), "serve")
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--no-store", "--listen", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -293,7 +293,9 @@ fn agent_endpoints_need_a_token_and_serve_no_other_users_tools() {
     )
     .unwrap();
     let mut cmd = f.toolhost();
-    cmd.arg("serve").arg("--data").arg(f.data());
+    cmd.args(["serve", "--no-store"])
+        .arg("--data")
+        .arg(f.data());
     let server = common::Server::start(cmd);
     let addr = server.addr.as_str();
     let agent = "/agents/helper/mcp";

@@ -52,7 +52,7 @@ fn py(opts: serde_json::Value) -> Command {
 
 fn serve(f: &Fixture) -> Server {
     let mut cmd = f.toolhost();
-    cmd.arg("serve")
+    cmd.args(["serve", "--no-store"])
         .arg("--data")
         .arg(f.data())
         .arg("--user")

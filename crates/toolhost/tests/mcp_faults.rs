@@ -229,7 +229,9 @@ fn stdio_faults(wiring: Wiring) {
 
 fn serve(f: &Fixture) -> Server {
     let mut cmd = f.toolhost();
-    cmd.arg("serve").arg("--data").arg(f.data());
+    cmd.args(["serve", "--no-store"])
+        .arg("--data")
+        .arg(f.data());
     Server::start(cmd)
 }
 

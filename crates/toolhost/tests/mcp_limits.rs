@@ -39,7 +39,9 @@ fn serve_with(f: &Fixture, serve: &str, fd_limit: Option<u32>) -> Server {
         }
     };
     f.environment(&mut cmd);
-    cmd.arg("serve").arg("--tools-dir").arg(f.tools());
+    cmd.args(["serve", "--no-store"])
+        .arg("--tools-dir")
+        .arg(f.tools());
     Server::start(cmd)
 }
 

@@ -67,7 +67,7 @@ fn serve_logs_at_trace_hold_no_secret() {
     cmd.env("TOOLHOST_LOG", "trace")
         .arg("--log-file")
         .arg(&log)
-        .arg("serve")
+        .args(["serve", "--no-store"])
         .arg("--tools-dir")
         .arg(f.tools());
     let mut server = Server::start(cmd);

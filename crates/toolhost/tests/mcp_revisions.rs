@@ -51,7 +51,9 @@ fn older_revisions_over_stdio() {
 fn older_revisions_over_http() {
     let f = Fixture::new();
     let mut cmd = f.toolhost();
-    cmd.arg("serve").arg("--data").arg(f.data());
+    cmd.args(["serve", "--no-store"])
+        .arg("--data")
+        .arg(f.data());
     let server = Server::start(cmd);
     for revision in OLDER {
         let session = Session::open_at(&server.addr, &[], revision);

@@ -71,7 +71,7 @@ fn serve_keeps_serving_roots_that_are_replaced_while_it_runs() {
     )
     .unwrap();
     let mut cmd = f.toolhost();
-    cmd.arg("serve")
+    cmd.args(["serve", "--no-store"])
         .arg("--data")
         .arg(f.data())
         .arg("--config")

@@ -73,7 +73,7 @@ fn tokens_map_requests_to_users_with_their_own_tools_and_homes() {
     )
     .unwrap();
     let mut cmd = f.toolhost();
-    cmd.arg("serve")
+    cmd.args(["serve", "--no-store"])
         .arg("--data")
         .arg(f.data())
         .arg("--config")
@@ -158,7 +158,9 @@ fn a_session_answers_only_the_user_who_opened_it() {
     )
     .unwrap();
     let mut cmd = f.toolhost();
-    cmd.arg("serve").arg("--data").arg(f.data());
+    cmd.args(["serve", "--no-store"])
+        .arg("--data")
+        .arg(f.data());
     let server = Server::start(cmd);
     let addr = server.addr.as_str();
     let a = Session::open(addr, &[("Authorization", "Bearer a-secret")]);
@@ -201,7 +203,13 @@ fn without_tokens_serve_stays_on_loopback() {
     let f = Fixture::new();
     let out = f
         .toolhost()
-        .args(["serve", "--listen", "0.0.0.0:0", "--tools-dir"])
+        .args([
+            "serve",
+            "--no-store",
+            "--listen",
+            "0.0.0.0:0",
+            "--tools-dir",
+        ])
         .arg(f.tools())
         .output()
         .unwrap();
@@ -218,7 +226,7 @@ fn token_new_prints_a_token_and_the_entry_holding_its_hash() {
     let f = Fixture::new();
     let out = f
         .toolhost()
-        .args(["token", "new", "--user", "ada@example.com"])
+        .args(["token", "new", "--no-store", "--user", "ada@example.com"])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -254,7 +262,9 @@ fn serve_ada_and_bob(f: &Fixture) -> Server {
     )
     .unwrap();
     let mut cmd = f.toolhost();
-    cmd.arg("serve").arg("--data").arg(f.data());
+    cmd.args(["serve", "--no-store"])
+        .arg("--data")
+        .arg(f.data());
     Server::start(cmd)
 }
 
@@ -434,7 +444,7 @@ fn without_tokens_serve_stays_on_loopback_in_every_spelling() {
     ] {
         let out = f
             .toolhost()
-            .args(["serve", "--listen", &listen, "--tools-dir"])
+            .args(["serve", "--no-store", "--listen", &listen, "--tools-dir"])
             .arg(f.tools())
             .output()
             .unwrap();
@@ -456,7 +466,9 @@ fn without_tokens_serve_stays_on_loopback_in_every_spelling() {
     );
     for listen in ["127.0.0.2:0", "[::1]:0"] {
         let mut cmd = f.toolhost();
-        cmd.arg("serve").arg("--tools-dir").arg(f.tools());
+        cmd.args(["serve", "--no-store"])
+            .arg("--tools-dir")
+            .arg(f.tools());
         let mut server = Server::start_at(cmd, listen);
         let r = Session::open(&server.addr, &[]).post(LIST);
         assert!(r.body.contains(r#""name":"echo""#), "{listen}: {}", r.body);

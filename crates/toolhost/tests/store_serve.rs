@@ -158,7 +158,8 @@ fn serve_with_a_store_authenticates_stored_tokens_and_logs_calls() {
         .arg(&db);
     let mut again = Server::start(cmd);
     assert!(!again.logs().contains("th_"), "{}", again.logs());
-    assert!(again.stop().success());
+    let stopped = again.stop();
+    assert!(stopped.success(), "{stopped:?}: {}", again.logs());
 }
 
 #[test]
@@ -166,7 +167,15 @@ fn token_options_that_need_a_store_say_so_without_one() {
     let f = Fixture::new();
     let out = f
         .toolhost()
-        .args(["token", "new", "--user", "alice", "--agent", "helper"])
+        .args([
+            "token",
+            "new",
+            "--no-store",
+            "--user",
+            "alice",
+            "--agent",
+            "helper",
+        ])
         .env_remove("TOOLHOST_DATABASE_URL")
         .output()
         .unwrap();
@@ -190,4 +199,45 @@ fn token_options_that_need_a_store_say_so_without_one() {
         !out.status.success() && stderr.contains("mysql://"),
         "{stderr}"
     );
+}
+
+#[test]
+fn serve_keeps_its_state_in_the_embedded_store_by_default() {
+    let f = Fixture::new();
+    let mut cmd = f.toolhost();
+    cmd.env_remove("TOOLHOST_DATABASE_URL")
+        .args(["serve", "--data"])
+        .arg(f.data());
+    let mut server = Server::start(cmd);
+    // The embedded SQLite file, in Toolhost's data folder, with its key beside it.
+    let db = f.dir.path().join("xdg-data/toolhost/toolhost.db");
+    assert!(db.is_file(), "no {}", db.display());
+    assert!(
+        f.dir
+            .path()
+            .join("xdg-data/toolhost/toolhost.db.key")
+            .is_file()
+    );
+    let admin = admin_token(&server.logs());
+    // Loopback, yet every request needs a token.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let r = send(&server.addr, "POST", MCP_POST, init.as_bytes());
+    assert_eq!(r.status, 401, "{}", r.body);
+    let session = Session::open(&server.addr, &[("Authorization", &bearer(&admin))]);
+    assert!(tool_names(&session).contains(&"echo".to_string()));
+    // `token new` without a store named writes to the same one.
+    let out = f
+        .toolhost()
+        .env_remove("TOOLHOST_DATABASE_URL")
+        .args(["token", "new", "--user", "bob"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let bob = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap_or_else(|| panic!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    let session = Session::open(&server.addr, &[("Authorization", &bearer(bob))]);
+    assert!(tool_names(&session).contains(&"echo".to_string()));
+    assert!(server.stop().success());
 }

@@ -420,7 +420,9 @@ fn serve_stops_on_sigterm_while_calls_are_being_prepared() {
         symlink(".", looped.join(l)).unwrap();
     }
     let mut cmd = site.toolhost();
-    cmd.arg("serve").arg("--tools-dir").arg(site.tools());
+    cmd.args(["serve", "--no-store"])
+        .arg("--tools-dir")
+        .arg(site.tools());
     let mut server = common::Server::start(cmd);
     let session = raw_http::Session::open(&server.addr, &[]);
     let call = |id: u64, name: &str| {

@@ -50,7 +50,9 @@ fn serve(f: &Fixture, extra: &str) -> Server {
     )
     .unwrap();
     let mut cmd = f.toolhost();
-    cmd.arg("serve").arg("--data").arg(f.data());
+    cmd.args(["serve", "--no-store"])
+        .arg("--data")
+        .arg(f.data());
     Server::start(cmd)
 }
 

@@ -48,7 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         };
         let server = McpServer::for_host(&host, source);
         let stop = CancellationToken::new();
-        tokio::spawn(cancel_on_signal(stop.clone()));
+        cancel_on_signal(stop.clone());
         toolhost_mcp::serve_stdio(server, stop).await?;
         host.shutdown().await;
         Ok(ExitCode::SUCCESS)
@@ -78,20 +78,25 @@ pub fn run_to_end<T>(
     out
 }
 
-/// Cancels `stop` on Ctrl-C or SIGTERM, so that running calls are cancelled cleanly.
-pub async fn cancel_on_signal(stop: CancellationToken) {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+/// Cancels `stop` on Ctrl-C or SIGTERM, so that running calls are cancelled cleanly. The
+/// handlers are in place when this returns (a signal that came before would kill the
+/// process instead), so call it before announcing that the server is up.
+pub fn cancel_on_signal(stop: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let signals = signal(SignalKind::terminate())
+        .and_then(|term| Ok((term, signal(SignalKind::interrupt())?)));
+    let (mut term, mut int) = match signals {
         Ok(s) => s,
         Err(e) => {
-            tracing::warn!(error = %e, "cannot watch for SIGTERM");
-            let _ = tokio::signal::ctrl_c().await;
-            stop.cancel();
+            tracing::warn!(error = %e, "cannot watch for SIGTERM and SIGINT");
             return;
         }
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-    stop.cancel();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        stop.cancel();
+    });
 }

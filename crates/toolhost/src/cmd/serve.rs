@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             endpoints.push((format!("/agents/{agent}/mcp"), server));
         }
         let stop = CancellationToken::new();
-        tokio::spawn(cancel_on_signal(stop.clone()));
+        cancel_on_signal(stop.clone());
         let paths: Vec<String> = endpoints.iter().map(|(p, _)| p.clone()).collect();
         let mut http = HttpOptions::from_config(&host.config().serve, host.tokens(), stop.clone());
         http.allowed_hosts = allowed_hosts.clone();

@@ -19,10 +19,10 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Make a random token for USER. With a store (--database, $TOOLHOST_DATABASE_URL or
-    /// [store] url) it is stored, as its hash only, and printed once; without one, it is
-    /// printed with the `[[serve.tokens]]` entry that holds its hash (put it in
-    /// toolhost.toml).
+    /// Make a random token for USER. It is stored (in the store `serve` uses: --database,
+    /// $TOOLHOST_DATABASE_URL, [store] url, else the embedded one), as its hash only, and
+    /// printed once; with --no-store, it is printed with the `[[serve.tokens]]` entry that
+    /// holds its hash (put it in toolhost.toml).
     New {
         #[arg(long, value_name = "EMAIL")]
         user: String,
@@ -81,9 +81,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             if !scopes.is_empty() || agent.is_some() || expires_in_days.is_some() {
                 bail!(
-                    "--scope, --agent and --expires-in-days need a store (--database, \
-                     $TOOLHOST_DATABASE_URL or [store] url): a [[serve.tokens]] entry has \
-                     every scope and no agent"
+                    "--scope, --agent and --expires-in-days need a store (drop --no-store): \
+                     a [[serve.tokens]] entry has every scope and no agent"
                 );
             }
             let mut bytes = [0u8; 32];
