@@ -191,8 +191,8 @@ mod tests {
         config.agents.insert(
             "a".into(),
             AgentConfig {
-                name: None,
                 grants: vec![Grant::tool_set("s")],
+                ..Default::default()
             },
         );
         let registry = Registry::boot(
@@ -215,8 +215,8 @@ mod tests {
         file.agents.insert(
             "a".into(),
             AgentConfig {
-                name: None,
                 grants: vec![Grant::tool_set("s")],
+                ..Default::default()
             },
         );
         let source = AgentSource::new(Arc::new(registry), Arc::new(file), "a", &catalog);

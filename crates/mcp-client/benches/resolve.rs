@@ -120,9 +120,9 @@ fn main() {
             servers.insert(name.to_string(), server(delay));
             with_mcp.push(Grant::mcp_server(name));
         }
-        config.agents.insert("sets".into(), AgentConfig { name: None, grants: set_grants });
-        config.agents.insert("sets+mcp".into(), AgentConfig { name: None, grants: with_mcp });
-        config.agents.insert("slowest".into(), AgentConfig { name: None, grants: vec![Grant::mcp_server("m3")] });
+        config.agents.insert("sets".into(), AgentConfig { grants: set_grants, ..Default::default() });
+        config.agents.insert("sets+mcp".into(), AgentConfig { grants: with_mcp, ..Default::default() });
+        config.agents.insert("slowest".into(), AgentConfig { grants: vec![Grant::mcp_server("m3")], ..Default::default() });
         // Resolution is measured, not the sandbox: the servers run on the host.
         let mut runtime = toolhost_runtime::RuntimeConfig::default();
         runtime.sandbox.enabled = false;

@@ -13,31 +13,42 @@ use toolhost_spec::seconds::opt_secs;
 #[serde(default, deny_unknown_fields)]
 pub struct McpServerConfig {
     /// stdio: the program and its arguments, e.g. `["node", "server.mjs"]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// Extra environment of the stdio server. Besides it, a sandboxed server gets `PATH`
     /// (the tools' own), `HOME` (its own) and `LANG`; an unsandboxed one the host's
     /// `PATH`, `HOME`, `LANG` and `TMPDIR`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// The stdio server's working directory (shown read-only in the sandbox).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
     /// Whether the stdio server runs in the sandbox (default true): its own uid and home,
     /// only the host paths granted here, the network only when granted.
+    #[serde(skip_serializing_if = "is_true")]
     pub sandbox: bool,
     /// Whether the sandboxed server may connect out (default false), through the network
     /// supervisor as networked tools do.
+    #[serde(skip_serializing_if = "is_false")]
     pub network: bool,
     /// Host paths the sandboxed server may read, each shown at its own path. Its working
     /// directory and the absolute paths among its arguments (a file's folder) are added.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub read_only: Vec<PathBuf>,
     /// Host paths the sandboxed server may read and write, each shown at its own path.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub read_write: Vec<PathBuf>,
     /// Streamable HTTP: the endpoint URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Sent as `Authorization: Bearer …` to a Streamable HTTP server.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bearer_token: Option<String>,
     /// Sent with every request to a Streamable HTTP server (`X-Api-Key`, …).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// Like `bearer_token`, read from this environment variable at boot.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bearer_token_env: Option<String>,
     /// Connecting and listing, per turn (seconds, default 10).
     #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
@@ -49,8 +60,10 @@ pub struct McpServerConfig {
     #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
     pub backoff: Option<Duration>,
     /// A Lucide icon name for the server's tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub icon: Option<String>,
     /// What the server is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
@@ -75,6 +88,14 @@ impl Default for McpServerConfig {
             description: None,
         }
     }
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl McpServerConfig {

@@ -131,9 +131,13 @@ fn registry(servers: Vec<(&str, McpServerConfig)>, grants: Vec<Grant>) -> Regist
         .map(|(name, s)| (name.to_string(), s))
         .collect();
     let mut config = ToolsetsConfig::default();
-    config
-        .agents
-        .insert("a".into(), AgentConfig { name: None, grants });
+    config.agents.insert(
+        "a".into(),
+        AgentConfig {
+            grants,
+            ..Default::default()
+        },
+    );
     Registry::boot(
         CorePlugins::new(),
         BootOptions {

@@ -111,8 +111,8 @@ fn web(settings: Value) -> Web {
     config.agents.insert(
         "browser".into(),
         toolhost_toolsets::AgentConfig {
-            name: None,
             grants: vec![Grant::tool_set("web")],
+            ..Default::default()
         },
     );
     let registry = Registry::boot(

@@ -178,6 +178,10 @@ impl AgentSpec {
     pub fn to_config(&self) -> AgentConfig {
         AgentConfig {
             name: Some(self.name.clone()),
+            description: Some(self.description.clone()).filter(|d| !d.is_empty()),
+            icon: self.icon.clone(),
+            workspace: self.workspace.clone(),
+            org: self.org.clone(),
             grants: self.grants.iter().filter_map(GrantSpec::to_grant).collect(),
         }
     }
@@ -186,8 +190,11 @@ impl AgentSpec {
     pub fn from_config(id: &str, config: &AgentConfig) -> AgentSpec {
         AgentSpec {
             name: config.name.clone().unwrap_or_else(|| id.to_string()),
+            description: config.description.clone().unwrap_or_default(),
+            icon: config.icon.clone(),
+            workspace: config.workspace.clone(),
+            org: config.org.clone(),
             grants: config.grants.iter().map(GrantSpec::from_grant).collect(),
-            ..AgentSpec::default()
         }
     }
 

@@ -59,6 +59,10 @@ enum Command {
     Serve(cmd::serve::Args),
     /// Make and hash bearer tokens for `serve`.
     Token(cmd::token::Args),
+    /// Print the store's agents and MCP servers as toolhost.toml sections.
+    Export(cmd::transfer::ExportArgs),
+    /// Store the agents and MCP servers of a TOML file (toolhost.toml's sections).
+    Import(cmd::transfer::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +93,8 @@ fn main() -> ExitCode {
         Command::Mcp(args) => cmd::mcp::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Token(args) => cmd::token::run(args),
+        Command::Export(args) => cmd::transfer::export(args),
+        Command::Import(args) => cmd::transfer::import(args),
     };
     match result {
         Ok(code) => code,

@@ -57,7 +57,20 @@ pub struct SetSettings {
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     /// A display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// What it is for (shown in agent forms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// A Lucide icon name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+    /// The workspace its turns run in (tool-set factories read it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// The organisation its turns run in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub org: Option<String>,
     /// In precedence order: within a layer, a later grant's tool wins a name.
     pub grants: Vec<Grant>,
 }

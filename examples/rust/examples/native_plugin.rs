@@ -100,6 +100,7 @@ async fn run(text: &str) -> Result<String, Box<dyn std::error::Error>> {
         AgentConfig {
             name: Some("Writer".into()),
             grants: vec![Grant::tool_set("text-tools")],
+            ..AgentConfig::default()
         },
     );
     config

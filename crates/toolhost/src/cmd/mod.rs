@@ -10,3 +10,4 @@ pub mod sandbox;
 pub mod serve;
 pub mod sync;
 pub mod token;
+pub mod transfer;

@@ -64,6 +64,9 @@ pub fn boot_with(core: CorePlugins, config: ToolsetsConfig, extra: Vec<ToolSet>)
 pub fn agent(config: &mut ToolsetsConfig, id: &str, grants: Vec<Grant>) {
     config.agents.insert(
         id.into(),
-        toolhost_toolsets::AgentConfig { name: None, grants },
+        toolhost_toolsets::AgentConfig {
+            grants,
+            ..Default::default()
+        },
     );
 }
