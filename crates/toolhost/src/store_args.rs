@@ -34,6 +34,18 @@ impl StoreArgs {
         if self.no_store {
             return Ok(None);
         }
+        Ok(Some(
+            self.named(config)?
+                .unwrap_or_else(|| Location::Sqlite(embedded())),
+        ))
+    }
+
+    /// The store named by `--database`, `$TOOLHOST_DATABASE_URL` or `[store] url`, if any
+    /// (and not `--no-store`).
+    pub fn named(&self, config: &ConfigFile) -> Result<Option<Location>> {
+        if self.no_store {
+            return Ok(None);
+        }
         let named = self
             .database
             .clone()
@@ -43,10 +55,21 @@ impl StoreArgs {
                     .filter(|v| !v.trim().is_empty())
             })
             .or_else(|| config.store.url.clone());
-        match named {
-            Some(text) => Ok(Some(Location::parse(&text).map_err(anyhow::Error::from)?)),
-            None => Ok(Some(Location::Sqlite(embedded()))),
-        }
+        named
+            .map(|text| Location::parse(&text).map_err(anyhow::Error::from))
+            .transpose()
+    }
+
+    /// `self` without the embedded default: only a store that is named.
+    pub fn named_only(&self, config: &ConfigFile) -> Result<StoreArgs> {
+        let named = self.named(config)?;
+        Ok(StoreArgs {
+            database: named
+                .as_ref()
+                .map(|_| self.database.clone())
+                .unwrap_or(None),
+            no_store: named.is_none(),
+        })
     }
 
     /// Opens the store (creating an SQLite file and its folder), with its key; `None` with

@@ -241,3 +241,49 @@ fn serve_keeps_its_state_in_the_embedded_store_by_default() {
     assert!(tool_names(&session).contains(&"echo".to_string()));
     assert!(server.stop().success());
 }
+
+#[test]
+fn toolhost_call_records_in_a_named_store_only() {
+    let f = Fixture::new();
+    let db = f.dir.path().join("calls.db");
+    let call = |extra: &[&str]| {
+        let out = f
+            .toolhost()
+            .env_remove("TOOLHOST_DATABASE_URL")
+            .args(["call", "echo", "text=hello", "--data"])
+            .arg(f.data())
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
+    };
+    call(&[]);
+    // Without a store named, nothing was made in the data folder.
+    assert!(!f.dir.path().join("xdg-data/toolhost/toolhost.db").exists());
+    call(&["--database", db.to_str().unwrap()]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let calls = runtime.block_on(async {
+        let at = toolhost_store::Location::Sqlite(db.clone());
+        let store = toolhost_store::Store::open(at, None).await.unwrap();
+        let filter = toolhost_store::CallFilter::default();
+        store.calls(&filter, None, 50).await.unwrap().items
+    });
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(
+        (
+            calls[0].tool.as_str(),
+            calls[0].transport.as_str(),
+            calls[0].outcome
+        ),
+        ("echo", "cli", toolhost_store::Outcome::Success)
+    );
+    assert!(calls[0].arguments.contains("hello"), "{:?}", calls[0]);
+}

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
-use toolhost_host::{ConfigFile, Host, HostOptions};
+use toolhost_host::{CallTrace, ConfigFile, Host, HostOptions};
 use toolhost_runtime::{CallEvent, Target, ToolRef};
+use toolhost_store::{Persisted, QueueOptions};
 
 use crate::catalog_args::CatalogArgs;
+use crate::store_args::StoreArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -35,6 +37,11 @@ pub struct Args {
     config: Option<PathBuf>,
     #[command(flatten)]
     catalog: CatalogArgs,
+    /// Record the call in the call log of this store (a postgres:// URL or an SQLite file;
+    /// default: $TOOLHOST_DATABASE_URL, else [store] url, else none: a call from the
+    /// command line is recorded only in a store that is named).
+    #[arg(long, value_name = "URL")]
+    database: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -62,10 +69,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
         watch: false,
         store: None,
     };
+    let store = StoreArgs {
+        database: args.database.clone(),
+        no_store: false,
+    }
+    .named_only(&options.config)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     crate::cmd::mcp::run_to_end(rt, async move {
+        let mut options = options;
+        let persisted = match store.open(&options.config).await? {
+            Some(store) => {
+                let persisted = Persisted::start(store, QueueOptions::default());
+                options.store = Some(Arc::new(persisted.clone()));
+                Some(persisted)
+            }
+            None => None,
+        };
         let host = Host::boot(options)?;
         let found = host
             .catalog()
@@ -77,8 +98,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             host.shutdown().await;
             bail!("{hint}");
         };
-        let mut request =
-            Target::new(ToolRef::Folder(tool)).request(params, host.default_caller().space.clone());
+        let caller = host.default_caller().clone();
+        let target = Target::new(ToolRef::Folder(tool));
+        let mut trace = CallTrace::begin(
+            host.call_log(),
+            &caller,
+            &args.name,
+            "cli",
+            &params,
+            &target.tool.sensitive_inputs(),
+        );
+        let mut request = target.request(params, caller.space.clone());
         request.timeout = timeout;
         let mut call = host.runtime().call(request);
         let canceller = call.canceller();
@@ -97,7 +127,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         };
         status.clear();
+        trace.finish(&result);
+        drop(trace);
         host.shutdown().await;
+        if let Some(persisted) = persisted {
+            if !persisted.queue().flush(Duration::from_secs(5)).await {
+                crate::warn("the call could not be written to the store's call log");
+            }
+            persisted.store().close().await;
+        }
         let mut out = std::io::stdout().lock();
         if args.json {
             serde_json::to_writer_pretty(&mut out, &result)?;
