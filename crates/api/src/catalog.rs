@@ -57,6 +57,10 @@ pub(crate) struct SourceOut {
     pub(crate) name: String,
     /// `stdio `COMMAND`` or `streamable HTTP URL`.
     pub(crate) transport: String,
+    /// How its last listing went: `{"state": "not_contacted" | "live"}`, or
+    /// `{"state": "failing", "error", "failures", "serving_stale"}`.
+    #[schema(value_type = Object)]
+    pub(crate) health: serde_json::Value,
 }
 
 /// Plugins and sources.
@@ -151,6 +155,7 @@ pub(crate) async fn plugins(
             .map(|s| SourceOut {
                 name: s.name().to_string(),
                 transport: s.transport(),
+                health: serde_json::to_value(s.health()).unwrap_or_default(),
             })
             .collect(),
     }))

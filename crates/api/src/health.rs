@@ -4,6 +4,8 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
+use toolhost_host::prometheus_label;
+use toolhost_toolsets::SourceHealth;
 use utoipa::ToSchema;
 
 use crate::ApiState;
@@ -40,7 +42,7 @@ pub(crate) async fn healthz(State(state): State<ApiState>) -> (StatusCode, Json<
 }
 
 /// Counters in Prometheus's text format: calls by tool and outcome, their latency, live
-/// workers, MCP servers.
+/// workers, MCP servers and their state, sandbox starts, the call log's rows.
 #[utoipa::path(get, path = "/metrics", operation_id = "metrics", tag = "operations",
     responses((status = 200, body = String, content_type = "text/plain; version=0.0.4"), (status = 401, body = crate::Problem)),
     security(("bearer" = [])))]
@@ -56,12 +58,49 @@ pub(crate) async fn metrics(
         "toolhost_workers {}\n",
         state.host.runtime().workers().await
     ));
-    let servers = state
+    let sources = state
         .host
         .registry()
-        .map_or(0, |r| r.external_sources().len());
+        .map(|r| r.external_sources())
+        .unwrap_or_default();
     out.push_str("# HELP toolhost_mcp_servers MCP servers configured as tool sources.\n# TYPE toolhost_mcp_servers gauge\n");
-    out.push_str(&format!("toolhost_mcp_servers {servers}\n"));
+    out.push_str(&format!("toolhost_mcp_servers {}\n", sources.len()));
+    if !sources.is_empty() {
+        out.push_str("# HELP toolhost_mcp_server_state How each MCP server's last listing went (1 for its state).\n# TYPE toolhost_mcp_server_state gauge\n");
+        for source in &sources {
+            let now = match source.health() {
+                SourceHealth::NotContacted => "not_contacted",
+                SourceHealth::Live => "live",
+                SourceHealth::Failing {
+                    serving_stale: true,
+                    ..
+                } => "stale",
+                SourceHealth::Failing { .. } => "failing",
+            };
+            for state in ["not_contacted", "live", "stale", "failing"] {
+                out.push_str(&format!(
+                    "toolhost_mcp_server_state{{server=\"{}\",state=\"{state}\"}} {}\n",
+                    prometheus_label(source.name()),
+                    u8::from(state == now)
+                ));
+            }
+        }
+    }
+    if let Some(starts) = state.host.runtime().sandbox_starts() {
+        out.push_str("# HELP toolhost_sandbox_starts_total Processes started in the sandbox.\n# TYPE toolhost_sandbox_starts_total counter\n");
+        out.push_str(&format!("toolhost_sandbox_starts_total {starts}\n"));
+    }
+    let log = state.host.call_log().counts();
+    out.push_str("# HELP toolhost_call_log_rows_total Call-log rows taken, written and lost (a full queue).\n# TYPE toolhost_call_log_rows_total counter\n");
+    for (what, n) in [
+        ("accepted", log.accepted),
+        ("written", log.written),
+        ("lost", log.lost),
+    ] {
+        out.push_str(&format!(
+            "toolhost_call_log_rows_total{{result=\"{what}\"}} {n}\n"
+        ));
+    }
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

@@ -126,6 +126,9 @@ pub(crate) struct McpServerOut {
     pub(crate) icon: Option<String>,
     /// What it is for.
     pub(crate) description: Option<String>,
+    /// How its last listing went (see `/plugins`); absent when it is not served.
+    #[schema(value_type = Option<Object>)]
+    pub(crate) health: Option<serde_json::Value>,
     /// Bumped by each change (0 for the file's).
     pub(crate) version: i64,
     /// Milliseconds since the Unix epoch.
@@ -158,6 +161,7 @@ fn out(name: &str, c: &McpServerConfig, source: &str) -> McpServerOut {
         backoff: c.backoff.map(|d| d.as_secs_f64()),
         icon: c.icon.clone(),
         description: c.description.clone(),
+        health: None,
         version: 0,
         created_at: 0,
         updated_at: 0,
@@ -171,6 +175,12 @@ fn stored_out(s: &StoredMcpServer) -> McpServerOut {
         updated_at: s.updated_at,
         ..out(&s.name, &s.config, "store")
     }
+}
+
+/// How server `name`'s last listing went, when it is served.
+fn health(state: &ApiState, name: &str) -> Option<serde_json::Value> {
+    let source = state.host.registry()?.external_source(name)?;
+    serde_json::to_value(source.health()).ok()
 }
 
 fn unprocessable(field: &str, detail: impl Into<String>) -> Problem {
@@ -275,6 +285,9 @@ pub(crate) async fn list(
         }
     }
     items.sort_by(|a, b| a.name.cmp(&b.name));
+    for item in &mut items {
+        item.health = health(&state, &item.name);
+    }
     Ok(Json(items))
 }
 
@@ -289,13 +302,15 @@ pub(crate) async fn get(
     Path(name): Path<String>,
 ) -> Result<Json<McpServerOut>, Problem> {
     who.reader()?;
-    if let Some(c) = state.host.config().mcp_servers.get(&name) {
-        return Ok(Json(out(&name, c, "config")));
-    }
-    match state.store.mcp_server(&name).await? {
-        Some(s) => Ok(Json(stored_out(&s))),
-        None => Err(Problem::not_found("MCP server", &name)),
-    }
+    let mut found = match state.host.config().mcp_servers.get(&name) {
+        Some(c) => out(&name, c, "config"),
+        None => match state.store.mcp_server(&name).await? {
+            Some(s) => stored_out(&s),
+            None => return Err(Problem::not_found("MCP server", &name)),
+        },
+    };
+    found.health = health(&state, &name);
+    Ok(Json(found))
 }
 
 /// Adds a server: granted by name (`mcp_server = "NAME"`) from the next turn on. Its

@@ -39,7 +39,7 @@ pub use config::{ConfigError, ConfigFile, ServeConfig, StoreConfig, TokenConfig}
 pub use error::HostError;
 pub use host::{CatalogView, Host, HostOptions, Persistence, check_exposure, tool_env};
 pub use mcp_servers::McpServerError;
-pub use metrics::CallMetrics;
+pub use metrics::{CallMetrics, escape as prometheus_label};
 pub use registry::boot_registry;
 pub use routed_source::RoutedSource;
 pub use source::{Change, Hints, ToolInfo, ToolSource};

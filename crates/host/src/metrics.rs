@@ -99,7 +99,7 @@ impl CallMetrics {
 }
 
 /// A label value as the text format wants it.
-fn escape(value: &str) -> String {
+pub fn escape(value: &str) -> String {
     value
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -116,6 +116,10 @@ impl CallLog for Metered {
     fn record(&self, call: CallRecord) {
         self.metrics.observe(&call);
         self.next.record(call);
+    }
+
+    fn counts(&self) -> crate::store::LogCounts {
+        self.next.counts()
     }
 }
 

@@ -135,6 +135,23 @@ pub trait CallLog: Send + Sync {
     /// never wait (a store queues the row and writes it later, off the call path). A log
     /// that cannot keep a row says so in the server's logs, never to the caller.
     fn record(&self, call: CallRecord);
+
+    /// Rows taken, written and lost so far (for metrics); zeros for a log that does not
+    /// count them.
+    fn counts(&self) -> LogCounts {
+        LogCounts::default()
+    }
+}
+
+/// What a call log did with the rows it was given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogCounts {
+    /// Rows taken.
+    pub accepted: u64,
+    /// Rows written.
+    pub written: u64,
+    /// Rows lost (the queue was full), each counted and warned about.
+    pub lost: u64,
 }
 
 /// The call log of a host without a store: one `debug` line per call (`TOOLHOST_LOG=debug`

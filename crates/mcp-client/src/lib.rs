@@ -23,7 +23,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use toolhost_runtime::{ServerLauncher, ToolRef};
 use toolhost_toolsets::{
-    Annotations, ExternalSource, Listing, Tool, ToolMap, fingerprint, is_valid_tool_name,
+    Annotations, ExternalSource, Listing, SourceHealth, Tool, ToolMap, fingerprint,
+    is_valid_tool_name,
 };
 
 pub use config::McpServerConfig;
@@ -115,6 +116,8 @@ pub(crate) struct McpSource {
     bearer: Option<String>,
     launcher: ServerLauncher,
     state: tokio::sync::Mutex<State>,
+    /// What the last listing found (read without waiting for a listing under way).
+    health: std::sync::Mutex<SourceHealth>,
 }
 
 #[derive(Default)]
@@ -196,6 +199,7 @@ impl McpSource {
             bearer,
             launcher,
             state: tokio::sync::Mutex::new(State::default()),
+            health: std::sync::Mutex::new(SourceHealth::NotContacted),
         })
     }
 
@@ -238,6 +242,7 @@ impl McpSource {
         let outcome = tokio::time::timeout(remaining, self.connect_and_list(&mut state)).await;
         let error = match outcome {
             Ok(Ok(tools)) => {
+                self.set_health(SourceHealth::Live);
                 state.failures = 0;
                 state.skip_until = None;
                 state.last_good = Some((Instant::now(), tools.clone()));
@@ -259,8 +264,21 @@ impl McpSource {
             .saturating_mul(1 << state.failures.saturating_sub(1).min(16))
             .min(MAX_BACKOFF);
         state.skip_until = Some(Instant::now() + backoff);
+        let stale_for = self.config.stale_for.unwrap_or(DEFAULT_STALE_FOR);
+        self.set_health(SourceHealth::Failing {
+            error: error.clone(),
+            failures: state.failures,
+            serving_stale: state
+                .last_good
+                .as_ref()
+                .is_some_and(|(at, _)| at.elapsed() <= stale_for),
+        });
         tracing::warn!(server = %self.name, "MCP server failed: {error}; skipping it for {} s", backoff.as_secs());
         self.stale_or_nothing(&state, error)
+    }
+
+    fn set_health(&self, health: SourceHealth) {
+        *self.health.lock().unwrap_or_else(|e| e.into_inner()) = health;
     }
 
     fn stale_or_nothing(&self, state: &State, why: String) -> Listing {
@@ -378,6 +396,13 @@ impl ExternalSource for McpSource {
 
     fn list(&self) -> BoxFuture<'_, Listing> {
         Box::pin(McpSource::list(self))
+    }
+
+    fn health(&self) -> SourceHealth {
+        self.health
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {

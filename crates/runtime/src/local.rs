@@ -117,6 +117,11 @@ impl LocalExecutor {
         self.pool.len()
     }
 
+    /// Processes started in the sandbox so far; `None` when tools run without one.
+    pub fn sandbox_starts(&self) -> Option<u64> {
+        self.launcher.sandbox.as_ref().map(|s| s.starts())
+    }
+
     /// The process group of each live Node.js worker: the worker, its sandbox's
     /// processes and whatever its tools started.
     pub fn worker_process_groups(&self) -> Vec<i32> {

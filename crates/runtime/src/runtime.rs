@@ -140,6 +140,11 @@ impl Runtime {
         self.inner.executor.workers()
     }
 
+    /// Processes started in the sandbox so far; `None` when tools run without one.
+    pub fn sandbox_starts(&self) -> Option<u64> {
+        self.inner.executor.sandbox_starts()
+    }
+
     /// The process group of each live Node.js worker: the worker, its sandbox's
     /// processes and whatever its tools started (for status and measurements).
     pub fn worker_process_groups(&self) -> Vec<i32> {

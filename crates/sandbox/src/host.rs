@@ -34,6 +34,8 @@ pub struct Sandbox {
     system: SystemView,
     root_host: bool,
     quota: Arc<HomeQuota>,
+    /// Processes started in it so far.
+    starts: std::sync::atomic::AtomicU64,
 }
 
 /// One process to start in the sandbox. Paths are host paths; the sandbox translates them.
@@ -140,7 +142,13 @@ impl Sandbox {
             system,
             root_host,
             quota,
+            starts: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How many processes have started in the sandbox (tool processes, workers, servers).
+    pub fn starts(&self) -> u64 {
+        self.starts.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// What the probe found, layer by layer.
@@ -322,6 +330,8 @@ impl Sandbox {
         mut spec: Spec,
     ) -> Result<(Child, Option<Lease>, Refill), SandboxError> {
         let refill = Refill(Arc::clone(self));
+        self.starts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (mut child, lease) = match self.spares.take() {
             Some(spare) => (spare.child, spare.lease),
             None => {

@@ -140,6 +140,15 @@ impl CallLog for CallQueue {
             arguments: call.arguments,
         });
     }
+
+    fn counts(&self) -> toolhost_host::store::LogCounts {
+        let c = CallQueue::counts(self);
+        toolhost_host::store::LogCounts {
+            accepted: c.accepted.load(std::sync::atomic::Ordering::Relaxed),
+            written: c.written.load(std::sync::atomic::Ordering::Relaxed),
+            lost: c.lost.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
 }
 
 /// A store and its call queue, as the host's [`Persistence`].

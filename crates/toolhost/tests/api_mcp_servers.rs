@@ -193,6 +193,28 @@ fn mcp_servers_are_managed_through_the_api_with_their_secrets_sealed() {
     let result = call(&api, "calc", "py__greet", json!({"name": "Ada"}));
     assert_eq!(result["content"][0]["text"], "Hello, Ada!", "{result}");
 
+    // Its health, and the metrics: live; a server that cannot be reached, failing.
+    let py_now = json_of(&api.request("GET", "/mcp-servers/py", None));
+    assert_eq!(py_now["health"]["state"], "live", "{py_now}");
+    let gone = json!({"name": "gone", "url": "http://127.0.0.1:9/mcp", "timeout": 2});
+    assert_eq!(api.request("POST", "/mcp-servers", Some(&gone)).status, 201);
+    let agent = json!({"id": "lost", "name": "Lost", "grants": [{"mcp_server": "gone"}]});
+    assert_eq!(api.request("POST", "/agents", Some(&agent)).status, 201);
+    assert!(tool_names(&api, "lost").is_empty());
+    let gone_now = json_of(&api.request("GET", "/mcp-servers/gone", None));
+    assert_eq!(gone_now["health"]["state"], "failing", "{gone_now}");
+    assert!(gone_now["health"]["error"].as_str().is_some(), "{gone_now}");
+    let metrics = api.request("GET", "/metrics", None).body;
+    for line in [
+        r#"toolhost_mcp_server_state{server="py",state="live"} 1"#,
+        r#"toolhost_mcp_server_state{server="gone",state="failing"} 1"#,
+        r#"toolhost_call_log_rows_total{result="lost"} 0"#,
+        "toolhost_sandbox_starts_total ",
+    ] {
+        assert!(metrics.contains(line), "{line} not in\n{metrics}");
+    }
+    assert_eq!(api.request("DELETE", "/mcp-servers/gone", None).status, 204);
+
     // Replaced with its secrets sent as null: they keep their values.
     let replace = json!({"version": 1, "url": py.url, "headers": {"X-Api-Key": null},
         "description": "The Python SDK's test server"});

@@ -25,9 +25,33 @@ pub trait ExternalSource: Send + Sync + 'static {
     /// only this source's tools.
     fn list(&self) -> BoxFuture<'_, Listing>;
 
+    /// How its last listing went.
+    fn health(&self) -> SourceHealth {
+        SourceHealth::NotContacted
+    }
+
     /// Closes what it holds open (connections, child processes). Called once at shutdown,
     /// before the Tokio runtime goes away.
     fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+/// How a source's last listing went, for status pages and metrics.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SourceHealth {
+    /// No turn has listed it yet.
+    NotContacted,
+    /// It answered with its tools.
+    Live,
+    /// It failed: its last good listing is served while it is recent enough.
+    Failing {
+        /// Why it failed last.
+        error: String,
+        /// Failures in a row.
+        failures: u32,
+        /// Whether its last good listing is served meanwhile.
+        serving_stale: bool,
+    },
 }
 
 /// What one listing of a source gave this turn.

@@ -32,7 +32,7 @@ pub use config::{
 pub use context::{CloseError, CloseReport, TurnContext, TurnRequest};
 pub use doctor::{Diagnosis, Step};
 pub use error::BootError;
-pub use external::{ExternalSource, Listing};
+pub use external::{ExternalSource, Listing, SourceHealth};
 pub use icons::{IconSource, WRENCH};
 pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
 pub use native::{typed_tool, undescribed_properties};
