@@ -76,6 +76,8 @@ impl Host {
         if let Some(old) = old {
             old.shutdown().await;
         }
+        // Clients listening for `list_changed` list again.
+        self.catalog().announce();
         Ok(())
     }
 
@@ -89,6 +91,7 @@ impl Host {
         match registry.remove_external(name) {
             Some(old) => {
                 old.shutdown().await;
+                self.catalog().announce();
                 Ok(true)
             }
             None => Ok(false),

@@ -13,6 +13,9 @@ use crate::Change;
 pub struct WatchedCatalog {
     catalog: Arc<RwLock<Catalog>>,
     watcher: Option<CatalogWatcher>,
+    /// Changes that are not the catalog's own but change what sources list (an MCP
+    /// server added or removed while serving).
+    others: broadcast::Sender<()>,
 }
 
 impl WatchedCatalog {
@@ -27,7 +30,11 @@ impl WatchedCatalog {
                 None
             }
         };
-        WatchedCatalog { catalog, watcher }
+        WatchedCatalog {
+            catalog,
+            watcher,
+            others: broadcast::channel(16).0,
+        }
     }
 
     /// A catalog that is never re-scanned (one call, then exit).
@@ -35,6 +42,7 @@ impl WatchedCatalog {
         WatchedCatalog {
             catalog: Arc::new(RwLock::new(catalog)),
             watcher: None,
+            others: broadcast::channel(16).0,
         }
     }
 
@@ -58,14 +66,22 @@ impl WatchedCatalog {
     /// of its events, until the watcher goes away.
     pub fn forward(&self, user: Option<String>, changes: &broadcast::Sender<Change>) {
         if let Some(events) = self.subscribe() {
-            forward(events, user, changes.clone());
+            forward(events, user.clone(), changes.clone());
         }
+        forward(self.others.subscribe(), user, changes.clone());
+    }
+
+    /// Tells every source forwarding this catalog's changes that what they list may have
+    /// changed for another reason (an MCP server added, replaced or removed).
+    pub fn announce(&self) {
+        // No subscriber is fine: the next listing is current anyway.
+        let _ = self.others.send(());
     }
 }
 
 /// Re-publishes catalog events as [`Change`]s until the watcher goes away.
-fn forward(
-    mut events: broadcast::Receiver<CatalogEvent>,
+fn forward<E: Clone + Send + 'static>(
+    mut events: broadcast::Receiver<E>,
     user: Option<String>,
     changes: broadcast::Sender<Change>,
 ) {

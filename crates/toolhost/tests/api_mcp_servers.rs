@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use api_client::{Api, dechunk, json_of, problem, sse_events};
 use common::{Fixture, Server};
-use raw_http::send_to;
+use raw_http::{Session, open, read_until, send_to};
 use serde_json::{Value, json};
 use stored::{admin_token, new_token};
 
@@ -157,6 +157,22 @@ fn mcp_servers_are_managed_through_the_api_with_their_secrets_sealed() {
     listed.sort();
     assert_eq!(listed, ["greet", "multiply"], "{test}");
 
+    // A client listening on /mcp hears that the tools changed once the server is saved.
+    let auth = format!("Bearer {}", api.token.as_deref().unwrap());
+    let session = Session::open(api.addr, &[("Authorization", &auth)]);
+    let mut listening = open(
+        api.addr,
+        "GET",
+        &[
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", &session.id),
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Authorization", &auth),
+        ],
+        b"",
+    );
+    read_until(&mut listening, "200 OK");
+
     // Saved: secrets named, never shown.
     let r = api.request("POST", "/mcp-servers", Some(&settings));
     assert_eq!(r.status, 201, "{}", r.body);
@@ -174,6 +190,8 @@ fn mcp_servers_are_managed_through_the_api_with_their_secrets_sealed() {
         ),
         (&json!(["X-Api-Key"]), &json!(true), &json!(1))
     );
+    read_until(&mut listening, "notifications/tools/list_changed");
+    drop(listening);
     let list = json_of(&api.request("GET", "/mcp-servers", None));
     let sources: Vec<(&str, &str)> = list
         .as_array()
