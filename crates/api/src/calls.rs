@@ -147,15 +147,8 @@ pub(crate) async fn start(
     };
     let args = Value::Object(body.arguments.unwrap_or_default());
     let id = toolhost_store::new_id();
-    let trace = CallTrace::begin(
-        log,
-        &caller,
-        &body.tool,
-        "api",
-        &args,
-        &target.tool.sensitive_inputs(),
-    )
-    .with_id(id.clone());
+    let trace =
+        CallTrace::begin(log, &caller, &body.tool, "api", &args, &target).with_id(id.clone());
     let mut request = target.request(args, caller.space.clone());
     request.tool_call_id = Some(id.clone());
     let call = state.host.runtime().call(request);

@@ -66,6 +66,8 @@ pub(crate) struct CallOut {
     pub(crate) transport: String,
     /// The tool.
     pub(crate) tool: String,
+    /// The tool set it was granted through (calls as an agent).
+    pub(crate) tool_set: Option<String>,
     /// How it ended.
     pub(crate) outcome: OutcomeName,
     /// What went wrong.
@@ -86,6 +88,7 @@ pub(crate) fn call_out(c: CallRow) -> CallOut {
         agent: c.agent_id,
         transport: c.transport,
         tool: c.tool,
+        tool_set: c.tool_set,
         outcome: outcome_name(c.outcome),
         error: c.error,
         result_bytes: c.result_bytes,

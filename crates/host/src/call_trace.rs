@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
-use toolhost_runtime::{Stopped, ToolResult};
+use toolhost_runtime::{Stopped, Target, ToolResult};
 
 use crate::Caller;
 use crate::store::{CallLog, CallOutcome, CallRecord};
@@ -21,18 +21,19 @@ pub struct CallTrace {
 }
 
 impl CallTrace {
-    /// `caller` calling `tool` through `surface` (`mcp-http`, `api`, …), with `args`
-    /// (`sensitive` ones replaced before they are kept).
+    /// `caller` calling `tool` (resolved to `target`) through `surface` (`mcp-http`,
+    /// `api`, …), with `args` (`sensitive` ones replaced before they are kept).
     pub fn begin(
         log: Arc<dyn CallLog>,
         caller: &Caller,
         tool: &str,
         surface: &'static str,
         args: &Value,
-        sensitive: &[String],
+        target: &Target,
     ) -> CallTrace {
         let mut record = record(caller, tool, surface);
-        record.arguments = CallRecord::arguments_for_log(args, sensitive);
+        record.arguments = CallRecord::arguments_for_log(args, &target.tool.sensitive_inputs());
+        record.tool_set = target.set.clone();
         CallTrace {
             log,
             record,
@@ -99,6 +100,7 @@ fn record(caller: &Caller, tool: &str, surface: &'static str) -> CallRecord {
         token: caller.token.clone(),
         agent: caller.agent.clone(),
         tool: tool.to_string(),
+        tool_set: None,
         surface,
         started: SystemTime::now(),
         duration: Duration::ZERO,
@@ -116,6 +118,7 @@ fn record_of_nobody() -> CallRecord {
         token: None,
         agent: None,
         tool: String::new(),
+        tool_set: None,
         surface: "",
         started: SystemTime::UNIX_EPOCH,
         duration: Duration::ZERO,
@@ -170,12 +173,39 @@ mod tests {
         })
     }
 
+    /// A tool whose `key` input is sensitive.
+    struct Keyed;
+
+    impl toolhost_runtime::NativeTool for Keyed {
+        fn name(&self) -> &str {
+            "t"
+        }
+        fn description(&self) -> &str {
+            "A test tool."
+        }
+        fn input_schema(&self) -> Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn sensitive_inputs(&self) -> Vec<String> {
+            vec!["key".into()]
+        }
+        fn call(
+            &self,
+            _args: Value,
+            _ctx: toolhost_runtime::NativeContext,
+        ) -> toolhost_runtime::NativeOutput {
+            Box::pin(async { Ok(Value::Null) })
+        }
+    }
+
     #[test]
     fn a_trace_records_its_outcome_or_abandonment() {
         let rows = Arc::new(Rows::default());
         let args = serde_json::json!({"q": "x", "key": "s3cret"});
-        let mut t = CallTrace::begin(rows.clone(), &ada(), "t", "api", &args, &["key".into()])
-            .with_id("c1".into());
+        let mut target = Target::new(toolhost_runtime::ToolRef::Native(Arc::new(Keyed)));
+        target.set = Some("keys".into());
+        let mut t =
+            CallTrace::begin(rows.clone(), &ada(), "t", "api", &args, &target).with_id("c1".into());
         t.finish(&ToolResult::error("boom"));
         drop(t);
         drop(CallTrace::begin(
@@ -184,11 +214,12 @@ mod tests {
             "u",
             "api",
             &args,
-            &[],
+            &target,
         ));
         CallTrace::deny(rows.as_ref(), &ada(), "v", "api", "not granted");
         let rows = rows.0.lock().unwrap();
         assert_eq!(rows[0].id.as_deref(), Some("c1"));
+        assert_eq!(rows[0].tool_set.as_deref(), Some("keys"));
         assert_eq!(rows[0].outcome, CallOutcome::Error);
         assert_eq!(rows[0].error.as_deref(), Some("boom"));
         assert!(

@@ -132,6 +132,7 @@ mod tests {
     fn call(tool: &str, outcome: CallOutcome, ms: u64) -> CallRecord {
         CallRecord {
             id: None,
+            tool_set: None,
             user: "u".into(),
             token: None,
             agent: None,

@@ -86,6 +86,8 @@ pub struct CallRecord {
     pub agent: Option<String>,
     /// The tool's name as the caller called it.
     pub tool: String,
+    /// The tool set it was granted through, when known.
+    pub tool_set: Option<String>,
     /// Which surface it came through (`mcp-stdio`, `mcp-http`, `api`, `cli`).
     pub surface: &'static str,
     /// When it began.

@@ -328,7 +328,7 @@ impl ServerHandler for McpServer {
             &request.name,
             surface,
             &args,
-            &target.tool.sensitive_inputs(),
+            &target,
         );
         let mut guard = CallGuard::new(&self.shared, trace);
         // Dropping `call` (on any of these ends) fires the tool's abort signal and kills it

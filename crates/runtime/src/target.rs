@@ -15,6 +15,8 @@ pub struct Target {
     /// A deadline the tool's source gives it (a tool set's annotation); `None` leaves it
     /// to the tool's own `timeout`, else the configuration's.
     pub timeout: Option<Duration>,
+    /// The tool set it was granted through, when its source knows (for the call log).
+    pub set: Option<String>,
 }
 
 impl Target {
@@ -23,6 +25,7 @@ impl Target {
         Target {
             tool,
             timeout: None,
+            set: None,
         }
     }
 

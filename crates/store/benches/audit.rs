@@ -79,6 +79,7 @@ fn main() {
                 assert_eq!(r.joined_text(), "hi");
                 log.record(CallRecord {
                     id: None,
+                    tool_set: None,
                     user: user.user,
                     token: Some("0123456789ab".into()),
                     agent: None,

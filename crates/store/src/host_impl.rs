@@ -127,7 +127,7 @@ impl CallLog for CallQueue {
             agent_id: call.agent,
             transport: call.surface.to_string(),
             tool: call.tool,
-            tool_set: None,
+            tool_set: call.tool_set,
             outcome: match call.outcome {
                 CallOutcome::Ok => Outcome::Success,
                 CallOutcome::Error => Outcome::Error,

@@ -794,6 +794,7 @@ async fn the_host_sees_stored_agents_and_tokens_beside_the_configuration_files()
         let log: &dyn CallLog = &queue;
         log.record(CallRecord {
             id: None,
+            tool_set: None,
             user: "alice".into(),
             token: Some("t1".into()),
             agent: Some("stored".into()),

@@ -277,6 +277,18 @@ fn mcp_servers_are_managed_through_the_api_with_their_secrets_sealed() {
     };
     let result = call(&api, "calc", "py__greet", json!({"name": "again"}));
     assert_eq!(result["content"][0]["text"], "Hello, again!", "{result}");
+    // The call log knows the set each call came through (its rows are written in
+    // batches, off the call path).
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let calls = json_of(&api.request("GET", "/calls?tool=py__greet", None));
+        if calls["items"].as_array().unwrap().len() == 2 {
+            assert_eq!(calls["items"][0]["tool_set"], "py", "{calls}");
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "{calls}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let audit = api.request("GET", "/audit", None);
     assert!(audit.body.contains("mcp_server.update"), "{}", audit.body);
     assert!(!audit.body.contains("s3cret") && !audit.body.contains("k3y"));

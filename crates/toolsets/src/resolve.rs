@@ -124,6 +124,7 @@ impl ResolvedTool {
         Target {
             tool: self.tool.target().clone(),
             timeout: self.tool.annotations().timeout,
+            set: Some(self.claim.set.clone()),
         }
     }
 

@@ -106,7 +106,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             &args.name,
             "cli",
             &params,
-            &target.tool.sensitive_inputs(),
+            &target,
         );
         let mut request = target.request(params, caller.space.clone());
         request.timeout = timeout;
