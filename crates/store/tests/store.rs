@@ -516,6 +516,90 @@ fn call(i: usize, tool: &str, outcome: Outcome) -> CallRow {
 }
 
 #[tokio::test]
+async fn the_call_queue_waits_for_a_store_that_is_away_and_catches_up() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at.clone(), Some(cipher(&dir))).await.unwrap();
+        let queue = CallQueue::start(
+            store.clone(),
+            QueueOptions {
+                capacity: 1000,
+                batch: 50,
+                linger: Duration::from_millis(5),
+                retention: None,
+            },
+        );
+        let written = |q: &CallQueue| {
+            q.counts()
+                .written
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        // Another connection takes the call log away: writes wait (SQLite) or block
+        // (PostgreSQL) behind its lock.
+        let release = tokio::sync::oneshot::channel::<()>();
+        let (locked_tx, locked_rx) = tokio::sync::oneshot::channel::<()>();
+        let holder = tokio::spawn({
+            let at = at.clone();
+            async move {
+                match &at {
+                    Location::Sqlite(path) => {
+                        let url = format!("sqlite://{}", path.display());
+                        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+                        sqlx::query("BEGIN EXCLUSIVE")
+                            .execute(&mut conn)
+                            .await
+                            .unwrap();
+                        let _ = locked_tx.send(());
+                        let _ = release.1.await;
+                        sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
+                    }
+                    Location::Postgres(url) => {
+                        let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+                        sqlx::query("BEGIN").execute(&mut conn).await.unwrap();
+                        sqlx::query("LOCK TABLE tool_calls IN ACCESS EXCLUSIVE MODE")
+                            .execute(&mut conn)
+                            .await
+                            .unwrap();
+                        let _ = locked_tx.send(());
+                        let _ = release.1.await;
+                        sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
+                    }
+                }
+            }
+        });
+        locked_rx.await.unwrap();
+        for i in 0..300 {
+            queue.push(call(i, "now", Outcome::Success));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            written(&queue),
+            0,
+            "nothing can be written while the store is away"
+        );
+        let _ = release.0.send(());
+        holder.await.unwrap();
+        assert!(
+            queue.flush(Duration::from_secs(20)).await,
+            "the queue never caught up"
+        );
+        assert_eq!(written(&queue), 300);
+        assert_eq!(
+            queue
+                .counts()
+                .lost
+                .load(std::sync::atomic::Ordering::Relaxed),
+            0
+        );
+        let page = store
+            .calls(&CallFilter::default(), None, 500)
+            .await
+            .unwrap();
+        assert_eq!(page.items.len(), 300);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn the_call_queue_writes_every_row_in_batches_and_lists_them_by_filter() {
     on_both(|at, dir| async move {
         let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
