@@ -287,3 +287,36 @@ fn toolhost_call_records_in_a_named_store_only() {
     );
     assert!(calls[0].arguments.contains("hello"), "{:?}", calls[0]);
 }
+
+#[test]
+fn a_start_killed_while_migrating_leaves_a_store_the_next_start_uses() {
+    let f = Fixture::new();
+    let db = f.dir.path().join("killed.db");
+    // Killed at once, and at points through opening and migrating the store.
+    for delay_ms in [0u64, 2, 5, 10, 20, 40, 80] {
+        let mut child = f
+            .toolhost()
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(f.data())
+            .arg("--database")
+            .arg(&db)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"])
+        .arg(f.data())
+        .arg("--database")
+        .arg(&db);
+    let mut server = Server::start(cmd);
+    // Whether or not a killed start got as far as making the admin, a token made now
+    // works.
+    let token = new_token(&f, &db, &["--user", "ada"]);
+    let session = Session::open(&server.addr, &[("Authorization", &bearer(&token))]);
+    assert!(tool_names(&session).contains(&"echo".to_string()));
+    assert!(server.stop().success());
+}
