@@ -531,3 +531,84 @@ pub(crate) async fn test(
     };
     Ok(Json(probe(&state, &name, config).await?))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// JSON shaped like MCP server bodies, with hostile strings, numbers and nulls where
+    /// the fields are.
+    fn body() -> impl Strategy<Value = Value> {
+        let text = prop_oneof![
+            Just(String::new()),
+            "[a-zA-Z0-9_-]{1,70}",
+            "\\PC{0,80}",
+            Just("\u{0}\r\n\u{202e}".to_string()),
+            Just("http://127.0.0.1:1/mcp".to_string()),
+        ];
+        let seconds = prop_oneof![
+            any::<f64>().prop_map(|n| json!(n)),
+            Just(json!(-1)),
+            Just(json!(1e300)),
+            Just(Value::Null),
+            Just(json!("ten")),
+        ];
+        let secrets = proptest::collection::btree_map(
+            text.clone(),
+            proptest::option::of(text.clone()),
+            0..3,
+        );
+        (
+            proptest::option::of(text.clone()),
+            proptest::collection::vec(text.clone(), 0..3),
+            proptest::option::of(text.clone()),
+            secrets.clone(),
+            secrets,
+            proptest::option::of(text),
+            seconds,
+            any::<Option<bool>>(),
+        )
+            .prop_map(
+                |(name, command, url, env, headers, token, timeout, sandbox)| {
+                    let mut b = json!({"command": command, "env": env, "headers": headers,
+                        "timeout": timeout});
+                    for (key, v) in [("name", name), ("url", url), ("bearer_token", token)] {
+                        if let Some(v) = v {
+                            b[key] = json!(v);
+                        }
+                    }
+                    if let Some(s) = sandbox {
+                        b["sandbox"] = json!(s);
+                    }
+                    b
+                },
+            )
+    }
+
+    proptest! {
+        /// Any such body is settings or a clear error naming a field; what converts is
+        /// checked by the client's own rules without a panic.
+        #[test]
+        fn any_body_is_settings_or_an_error(b in body(), stored in any::<bool>()) {
+            let parsed: Result<McpServerBody, _> = serde_json::from_value(b);
+            if let Ok(body) = parsed {
+                let current = McpServerConfig {
+                    bearer_token: Some("t".into()),
+                    ..McpServerConfig::default()
+                };
+                match body.into_config(stored.then_some(&current)) {
+                    Ok(config) => {
+                        let launcher = toolhost_runtime::ServerLauncher::new(&Default::default());
+                        let servers = std::iter::once(("p".to_string(), config)).collect();
+                        let _ = toolhost_mcp_client::sources(&servers, &launcher);
+                    }
+                    Err(p) => prop_assert!(p.field.is_some() && p.status == 422),
+                }
+            }
+        }
+    }
+}
