@@ -10,6 +10,8 @@
 //! - [`ToolSource`], with [`CatalogSource`] and [`AgentSource`]: the tools one caller
 //!   sees, as protocol-free [`ToolInfo`]s, and a [`Change`] whenever they may differ.
 //! - [`store`]: the interfaces a store implements (agents, tokens, the call log).
+//! - [`oauth`]: access tokens (JWTs) of the OAuth issuers `serve` trusts, beside its own
+//!   tokens.
 #![warn(missing_docs, unreachable_pub)]
 
 mod access;
@@ -20,6 +22,7 @@ mod config;
 mod error;
 mod host;
 mod metrics;
+pub mod oauth;
 mod registry;
 mod routed_source;
 mod source;
@@ -36,6 +39,7 @@ pub use config::{ConfigError, ConfigFile, ServeConfig, StoreConfig, TokenConfig}
 pub use error::HostError;
 pub use host::{CatalogView, Host, HostOptions, Persistence, check_exposure, tool_env};
 pub use metrics::CallMetrics;
+pub use oauth::{IssuerConfig, OAuthConfig};
 pub use registry::boot_registry;
 pub use routed_source::RoutedSource;
 pub use source::{Change, Hints, ToolInfo, ToolSource};
