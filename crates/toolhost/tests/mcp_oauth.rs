@@ -313,3 +313,42 @@ fn issuers_on_a_wildcard_address_need_the_public_url() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("set [serve] public_url"), "{stderr}");
 }
+
+/// The official TypeScript SDK's client, given an issuer's access token as its bearer
+/// header: every check of `tests/mcp-clients/ts_client.mjs` (listing, calls, progress,
+/// cancellation, list_changed) passes as it does with Toolhost's own tokens.
+#[test]
+fn typescript_sdk_with_an_access_token() {
+    let key = Key::ed25519("k1");
+    let idp = Issuer::start(&[&key]);
+    let f = Fixture::new();
+    std::fs::write(
+        f.config(),
+        format!(
+            "{}[[serve.oauth.issuers]]\nissuer = {:?}\n",
+            f.config_text(),
+            idp.url
+        ),
+    )
+    .unwrap();
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"]).arg(f.data());
+    let mut server = Server::start(cmd);
+    // The fixture's user: the script checks the slow tool's abort marker in its home.
+    let token = key.sign(&idp.claims(&server.url, "tester", TOOLS));
+    let dir = common::clients_dir();
+    let mut node = std::process::Command::new("node");
+    node.current_dir(&dir).arg(dir.join("ts_client.mjs")).arg(
+        json!({
+            "transport": "http",
+            "url": server.url,
+            "token": token,
+            "home": f.home("tester"),
+            "tools": f.tools(),
+        })
+        .to_string(),
+    );
+    common::run_client(node, "the TypeScript SDK with an access token");
+    assert!(server.stop().success());
+    f.assert_no_tool_processes();
+}
