@@ -557,11 +557,8 @@ mod tests {
             Just(Value::Null),
             Just(json!("ten")),
         ];
-        let secrets = proptest::collection::btree_map(
-            text.clone(),
-            proptest::option::of(text.clone()),
-            0..3,
-        );
+        let secrets =
+            proptest::collection::btree_map(text.clone(), proptest::option::of(text.clone()), 0..3);
         (
             proptest::option::of(text.clone()),
             proptest::collection::vec(text.clone(), 0..3),

@@ -123,6 +123,13 @@ pub struct ServeConfig {
     /// `[[serve.tokens]]`: with none, one default user and loopback only.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+    /// The URL clients reach `serve` at (`https://tools.example.com`, behind a proxy):
+    /// the base of each endpoint's canonical URI, the audience of OAuth access tokens.
+    /// Kept in canonical form; `serve` sets it from the bound address when unset.
+    pub public_url: Option<String>,
+    /// `[serve.oauth]`: the OAuth issuers whose access tokens are accepted.
+    #[serde(default)]
+    pub oauth: crate::oauth::OAuthConfig,
     /// Connections open at once; a newcomer beyond takes an idle one's place.
     pub max_connections: Option<usize>,
     /// Connections open at once from one client address (an IPv6 /64).
@@ -237,6 +244,7 @@ impl ConfigFile {
         if let Some(key) = config.serve.zero_limits().first() {
             return Err(invalid(format!("[serve] {key} must be more than 0")));
         }
+        crate::oauth::check(&mut config.serve.public_url, &config.serve.oauth).map_err(invalid)?;
         for (i, t) in config.serve.tokens.iter().enumerate() {
             let at = format!("[[serve.tokens]] #{}", i + 1);
             if !crate::tokens::is_token_hash(&t.sha256) {
@@ -400,6 +408,66 @@ resolve_timeout = 1
             )
             .unwrap_err();
             assert!(e.to_string().contains("#1: user name"), "{e}");
+        }
+    }
+
+    #[test]
+    fn serve_oauth_lists_issuers_and_the_public_url_is_canonical() {
+        let c = ConfigFile::parse(
+            Path::new("t.toml"),
+            r#"
+[serve]
+public_url = "https://Tools.Example.com/"
+
+[serve.oauth]
+resource_name = "Our tools"
+
+[[serve.oauth.issuers]]
+issuer = "https://id.example.com/realms/t1"
+audience = "api://toolhost"
+user_claim = "email"
+role = "operator"
+role_claim = "roles"
+algorithms = ["RS256", "ES256"]
+
+[[serve.oauth.issuers]]
+issuer = "http://127.0.0.1:9000"
+jwks_uri = "http://127.0.0.1:9000/keys"
+"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.serve.public_url.as_deref(),
+            Some("https://tools.example.com")
+        );
+        let [first, second] = &c.serve.oauth.issuers[..] else {
+            panic!("{:?}", c.serve.oauth.issuers);
+        };
+        assert_eq!(first.user_claim, "email");
+        assert_eq!(first.role, crate::Role::Operator);
+        assert_eq!(second.user_claim, "sub");
+        assert_eq!(second.role, crate::Role::Viewer);
+        assert_eq!(
+            second.jwks_uri.as_deref(),
+            Some("http://127.0.0.1:9000/keys")
+        );
+        for (bad, says) in [
+            ("[serve]\npublic_url = \"tools\"\n", "[serve] public_url"),
+            (
+                "[[serve.oauth.issuers]]\nissuer = \"http://id.example.com\"\n",
+                "[[serve.oauth.issuers]] #1: issuer",
+            ),
+            (
+                "[[serve.oauth.issuers]]\nissuer = \"https://a.example\"\nalgorithms = [\"HS256\"]\n",
+                "shared secret",
+            ),
+            (
+                "[[serve.oauth.issuers]]\nissuer = \"https://a.example\"\nrole = \"root\"\n",
+                "unknown variant",
+            ),
+        ] {
+            let e = ConfigFile::parse(Path::new("t.toml"), bad).unwrap_err();
+            assert!(e.to_string().contains(says), "{bad}: {e}");
         }
     }
 

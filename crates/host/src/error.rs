@@ -33,12 +33,20 @@ pub enum HostError {
     Store(#[from] crate::store::StoreError),
     /// The HTTP surfaces would be open to the network without authentication.
     #[error(
-        "refusing to listen on {0} without authentication: add [[serve.tokens]] to toolhost.toml, or listen on 127.0.0.1"
+        "refusing to listen on {0} without authentication: add [[serve.tokens]] (or [[serve.oauth.issuers]]) to toolhost.toml, or listen on 127.0.0.1"
     )]
     Unauthenticated(std::net::SocketAddr),
+    /// The OAuth issuers cannot be served (their HTTP client would not build).
+    #[error(transparent)]
+    OAuth(#[from] crate::oauth::OAuthError),
+    /// Access tokens would be checked against the audience of an address no client uses.
+    #[error(
+        "[[serve.oauth.issuers]] with listen address {0}: set [serve] public_url to the URL clients reach the server at (access tokens are issued for it)"
+    )]
+    NoPublicUrl(std::net::SocketAddr),
     /// A default user was named while tokens name the users.
     #[error(
-        "--user names the one user served without tokens; with [[serve.tokens]] each token names its user"
+        "--user names the one user served without tokens; with [[serve.tokens]] (or OAuth issuers) each token names its user"
     )]
     UserWithTokens,
 }

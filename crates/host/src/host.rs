@@ -126,6 +126,7 @@ impl Host {
                 Arc::new(TracingCallLog) as Arc<dyn CallLog>,
             ),
         };
+        let tokens = with_issuers(&config, tokens, data.as_deref())?;
         // Every call any surface records is counted on its way to the log.
         let metrics = Arc::new(CallMetrics::default());
         let call_log: Arc<dyn CallLog> = Arc::new(crate::metrics::Metered {
@@ -237,9 +238,28 @@ impl Host {
     }
 }
 
+/// `tokens`, and after them the access tokens of the configured OAuth issuers (if any).
+fn with_issuers(
+    config: &ConfigFile,
+    tokens: Arc<dyn TokenStore>,
+    data: Option<&Path>,
+) -> Result<Arc<dyn TokenStore>, HostError> {
+    if config.serve.oauth.issuers.is_empty() {
+        return Ok(tokens);
+    }
+    let issuers = crate::oauth::Issuers::new(&config.serve.oauth, data)?;
+    // A request that names no endpoint (the HTTP API) is asked for the main one's tokens.
+    let main = config.serve.public_url.as_ref().map(|u| format!("{u}/mcp"));
+    Ok(Arc::new(crate::oauth::OAuthTokens::new(
+        tokens, issuers, main,
+    )))
+}
+
 /// Refuses to serve HTTP on `addr` when that would let anyone in: anything but loopback
-/// needs `[[serve.tokens]]` or a `store`, and with tokens no default user may be named
-/// (`user_named`).
+/// needs `[[serve.tokens]]`, OAuth issuers or a `store`, and with those no default user
+/// may be named (`user_named`). OAuth issuers on a wildcard address need
+/// `[serve] public_url`: access tokens name the URL clients use, which such an address
+/// does not tell.
 /// Checked before booting, so that nothing starts for a server that must not.
 pub fn check_exposure(
     config: &ConfigFile,
@@ -247,10 +267,14 @@ pub fn check_exposure(
     user_named: bool,
     store: bool,
 ) -> Result<(), HostError> {
+    let oauth = !config.serve.oauth.issuers.is_empty();
     // A store always holds tokens (its first admin's), and then every request needs one.
-    let no_tokens = config.serve.tokens.is_empty() && !store;
+    let no_tokens = config.serve.tokens.is_empty() && !store && !oauth;
     if no_tokens && !addr.ip().is_loopback() {
         return Err(HostError::Unauthenticated(addr));
+    }
+    if oauth && config.serve.public_url.is_none() && addr.ip().is_unspecified() {
+        return Err(HostError::NoPublicUrl(addr));
     }
     if !no_tokens && user_named {
         return Err(HostError::UserWithTokens);

@@ -10,6 +10,8 @@
 //! - [`ToolSource`], with [`CatalogSource`] and [`AgentSource`]: the tools one caller
 //!   sees, as protocol-free [`ToolInfo`]s, and a [`Change`] whenever they may differ.
 //! - [`store`]: the interfaces a store implements (agents, tokens, the call log).
+//! - [`oauth`]: access tokens (JWTs) of the OAuth issuers `serve` trusts, beside its own
+//!   tokens.
 #![warn(missing_docs, unreachable_pub)]
 
 mod access;
@@ -22,6 +24,7 @@ mod error;
 mod host;
 mod mcp_servers;
 mod metrics;
+pub mod oauth;
 mod registry;
 mod routed_source;
 mod source;
@@ -40,6 +43,7 @@ pub use error::HostError;
 pub use host::{CatalogView, Host, HostOptions, Persistence, check_exposure, tool_env};
 pub use mcp_servers::McpServerError;
 pub use metrics::{CallMetrics, escape as prometheus_label};
+pub use oauth::{IssuerConfig, OAuthConfig};
 pub use registry::boot_registry;
 pub use routed_source::RoutedSource;
 pub use source::{Change, Hints, ToolInfo, ToolSource};

@@ -43,6 +43,18 @@ pub trait TokenStore: Send + Sync {
     /// The caller an `Authorization` header value authenticates; `None` for any other
     /// value.
     async fn authenticate(&self, authorization: &str) -> Result<Option<Caller>, StoreError>;
+    /// The caller `authorization` authenticates at `resource`, the canonical URI of the
+    /// endpoint asked (`https://tools.example.com/mcp`): an OAuth access token must have
+    /// been issued for it. Stores of Toolhost's own tokens, which name no resource, answer
+    /// as [`TokenStore::authenticate`] does.
+    async fn authenticate_at(
+        &self,
+        authorization: &str,
+        resource: &str,
+    ) -> Result<Option<Caller>, StoreError> {
+        let _ = resource;
+        self.authenticate(authorization).await
+    }
 }
 
 #[async_trait::async_trait]

@@ -129,4 +129,20 @@ fn serving_beyond_loopback_needs_tokens_and_tokens_name_the_users() {
         check_exposure(&tokens, local, true, false),
         Err(HostError::UserWithTokens)
     ));
+    // OAuth issuers authenticate too; on a wildcard address the audience needs the
+    // public URL.
+    let issuer = "[[serve.oauth.issuers]]\nissuer = \"https://id.example.com\"\n";
+    let oauth = ConfigFile::parse(Path::new("t.toml"), issuer).unwrap();
+    check_exposure(&oauth, "192.0.2.7:7878".parse().unwrap(), false, false).unwrap();
+    assert!(matches!(
+        check_exposure(&oauth, public, false, false),
+        Err(HostError::NoPublicUrl(_))
+    ));
+    assert!(matches!(
+        check_exposure(&oauth, local, true, false),
+        Err(HostError::UserWithTokens)
+    ));
+    let with_url = format!("[serve]\npublic_url = \"https://tools.example.com\"\n{issuer}");
+    let oauth = ConfigFile::parse(Path::new("t.toml"), &with_url).unwrap();
+    check_exposure(&oauth, public, false, false).unwrap();
 }

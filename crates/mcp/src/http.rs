@@ -1,11 +1,14 @@
 //! `toolhost serve`'s MCP endpoint: rmcp's Streamable HTTP service at `/mcp`, behind bearer
 //! authentication, with `Host`/`Origin` validation, a body cap, and sessions bound to their
-//! users (`sessions.rs`).
+//! users (`sessions.rs`). With OAuth issuers, each endpoint is a protected resource
+//! (`resource.rs`): its tokens must be issued for its canonical URI, and 401 and 403
+//! answers carry challenges that lead clients to the metadata (`challenge.rs`,
+//! `scopes.rs`).
 
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -14,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 use toolhost_host::store::TokenStore;
 use toolhost_host::{ServeConfig, Tokens};
 
-use crate::McpServer;
 use crate::holding_body::HoldingBody;
+use crate::scopes::{ScopeGate, require_scopes};
 use crate::sessions::{Endpoint, OwnedSessions, SessionBook, SessionLimits, bind_sessions};
+use crate::{McpServer, ProtectedResource};
 
 /// Largest request body accepted (413 beyond): generous for tool arguments, bounded.
 pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -34,6 +38,8 @@ pub struct HttpOptions {
     pub stop: CancellationToken,
     /// Caps on 2025-11-25 sessions, over all endpoints together.
     pub sessions: SessionLimits,
+    /// With OAuth issuers: the endpoints as protected resources.
+    pub oauth: Option<ProtectedResource>,
 }
 
 impl Default for HttpOptions {
@@ -44,6 +50,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             stop: CancellationToken::new(),
             sessions: SessionLimits::default(),
+            oauth: None,
         }
     }
 }
@@ -61,6 +68,7 @@ impl HttpOptions {
             allowed_origins: serve.allowed_origins.clone(),
             stop,
             sessions: SessionLimits::from_config(serve),
+            oauth: ProtectedResource::from_config(serve),
         }
     }
 }
@@ -91,8 +99,13 @@ pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axu
         .with_sse_retry(None)
         .with_cancellation_token(options.stop.child_token());
     let book = SessionBook::new(options.sessions);
+    let paths: Vec<String> = servers.iter().map(|(p, _)| p.clone()).collect();
     let mut router = axum::Router::new();
     for (index, (path, server)) in servers.into_iter().enumerate() {
+        let gate = ScopeGate {
+            call_log: server.call_log(),
+            metadata: options.oauth.as_ref().map(|o| o.metadata_url(&path)),
+        };
         // A closed stream cancels its call (`watch_stream`), so there is nothing to resume:
         // no priming events (here and in `config`) inviting clients to reconnect with
         // Last-Event-ID.
@@ -109,32 +122,75 @@ pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axu
             book: Arc::clone(&book),
             index,
         };
-        router = router.merge(axum::Router::new().nest_service(&path, service).layer(
-            axum::middleware::from_fn_with_state(endpoint, bind_sessions),
-        ));
+        router = router.merge(
+            axum::Router::new()
+                .nest_service(&path, service)
+                .layer(axum::middleware::from_fn_with_state(
+                    endpoint,
+                    bind_sessions,
+                ))
+                .layer(axum::middleware::from_fn_with_state(gate, require_scopes)),
+        );
     }
-    router.layer(axum::middleware::from_fn(watch_stream)).layer(
-        axum::middleware::from_fn_with_state(options.tokens, authenticate),
-    )
+    let guard = Arc::new(Guard {
+        tokens: options.tokens,
+        oauth: options.oauth,
+        paths,
+    });
+    let router = router.layer(axum::middleware::from_fn(watch_stream)).layer(
+        axum::middleware::from_fn_with_state(Arc::clone(&guard), authenticate),
+    );
+    match &guard.oauth {
+        // Added after the layers: reachable without a token.
+        Some(oauth) => router.merge(oauth.routes(&guard.paths)),
+        None => router,
+    }
 }
 
-/// 401 without a body for a missing or wrong token: the client learns nothing else. A
-/// store that cannot answer is a 503, never a 401 (the token may well be good).
-async fn authenticate(
-    State(tokens): State<Arc<dyn TokenStore>>,
-    mut req: Request,
-    next: Next,
-) -> Response {
-    if tokens.is_empty() {
+/// What authentication needs to know: the tokens, and each endpoint's resource.
+struct Guard {
+    tokens: Arc<dyn TokenStore>,
+    oauth: Option<ProtectedResource>,
+    /// The endpoints' paths, the main one first.
+    paths: Vec<String>,
+}
+
+impl Guard {
+    /// The endpoint a request path is for (the main one for any other path).
+    fn endpoint(&self, path: &str) -> &str {
+        let within = |p: &&String| {
+            path.strip_prefix(p.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        self.paths
+            .iter()
+            .find(within)
+            .or(self.paths.first())
+            .map_or("/mcp", String::as_str)
+    }
+}
+
+/// 401 without a body for a missing or wrong token: the client learns nothing else but,
+/// with OAuth, where to get a token (`challenge.rs`). A store that cannot answer (or an
+/// issuer whose keys cannot be had) is a 503, never a 401: the token may well be good.
+async fn authenticate(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    if guard.tokens.is_empty() {
         return next.run(req).await;
     }
     let header = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let caller = match header {
-        Some(v) => tokens.authenticate(v).await,
-        None => Ok(None),
+    let token_given = header.is_some_and(|v| {
+        v.trim().split_once(' ').is_some_and(|(scheme, token)| {
+            scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()
+        })
+    });
+    let path = guard.endpoint(req.uri().path());
+    let caller = match (header, &guard.oauth) {
+        (Some(v), Some(oauth)) => guard.tokens.authenticate_at(v, &oauth.resource(path)).await,
+        (Some(v), None) => guard.tokens.authenticate(v).await,
+        (None, _) => Ok(None),
     };
     match caller {
         Err(e) => {
@@ -146,9 +202,11 @@ async fn authenticate(
             next.run(req).await
         }
         Ok(None) => {
+            let metadata = guard.oauth.as_ref().map(|o| o.metadata_url(path));
+            let challenge = crate::challenge::unauthorized(metadata.as_deref(), token_given);
             let mut res = StatusCode::UNAUTHORIZED.into_response();
             res.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                .insert(header::WWW_AUTHENTICATE, challenge);
             res
         }
     }

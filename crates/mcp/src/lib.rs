@@ -11,7 +11,8 @@
 //!   bearer tokens map a request to its `Caller`, `Host` and `Origin` are validated,
 //!   bodies are capped; 2025-11-25 sessions belong to the user who opened them and are
 //!   capped per user and overall. [`connections::serve`] serves it with header, body and idle timeouts and
-//!   caps on connections.
+//!   caps on connections. With OAuth issuers it is a protected resource
+//!   ([`ProtectedResource`]): metadata at the well-known URLs, challenges on 401 and 403.
 //!
 //! What it serves comes from `toolhost_host`: a `ToolSource` (the catalog, an agent's
 //! tool sets) per caller, with the host's runtime, tokens and call log. This crate only
@@ -19,15 +20,19 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod challenge;
 pub mod connections;
 mod holding_body;
 pub mod http;
+mod resource;
+mod scopes;
 mod server;
 mod sessions;
 mod std_streams;
 mod stdio;
 mod throttle;
 
+pub use resource::ProtectedResource;
 pub use server::McpServer;
 pub use sessions::SessionLimits;
 pub use stdio::serve_stdio;

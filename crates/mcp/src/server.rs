@@ -120,6 +120,11 @@ impl McpServer {
         tokio::time::sleep_until(until.into()).await;
     }
 
+    /// Where its calls are recorded (the HTTP layer records the calls it refuses).
+    pub(crate) fn call_log(&self) -> Arc<dyn CallLog> {
+        Arc::clone(&self.shared.call_log)
+    }
+
     /// The caller a request comes from: the one HTTP authentication attached, else the
     /// default.
     fn caller(&self, extensions: &rmcp::model::Extensions) -> Caller {

@@ -96,6 +96,14 @@ fn serve_with_a_store_authenticates_stored_tokens_and_logs_calls() {
     let r = as_bob.post(
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}"#,
     );
+    // Refused at the HTTP layer, with the challenge an OAuth client would act on.
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(
+        r.header("www-authenticate"),
+        Some(
+            r#"Bearer error="insufficient_scope", scope="tools:read tools:call", error_description="this token lacks tools:call""#
+        )
+    );
     assert!(
         r.body.contains("insufficient scope") && r.body.contains("tools:call"),
         "{}",

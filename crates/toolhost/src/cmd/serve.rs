@@ -83,6 +83,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             None => None,
         };
+        // Bound before the host boots: an OAuth access token names the URL clients use,
+        // which, without `[serve] public_url`, is the bound address (its port may be 0
+        // until now).
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let bound = listener.local_addr()?;
+        let public_url = &mut options.config.serve.public_url;
+        public_url.get_or_insert_with(|| format!("http://{bound}"));
         let host = Arc::new(Host::boot(options)?);
         if let Some(store) = &store {
             // The stored MCP servers join the file's. One that no longer passes the checks
@@ -123,10 +132,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
             };
             app = app.nest("/api/v1", toolhost_api::router(state, allowed));
         }
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("cannot listen on {addr}"))?;
-        let bound = listener.local_addr()?;
         if let Some(store) = &store {
             let url = format!("http://{bound}/mcp");
             crate::store_args::first_start(store.store(), Some(&url)).await?;
