@@ -15,13 +15,12 @@ use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use toolhost_host::{CallTrace, Caller, Role, Scope};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use crate::auth::Principal;
 use crate::body::Body;
 use crate::history::{CallOut, call_out};
 use crate::live::{CallResult, CallUpdate, LiveCall, MAX_RUNNING_PER_USER, Refused};
-use crate::params::Params;
 use crate::{ApiState, Problem};
 
 /// A call to start.
@@ -92,7 +91,7 @@ fn owner_filter(who: &Principal) -> Option<&str> {
 }
 
 /// The caller a call runs as, and whether `agent` is one it may call as.
-async fn calling_as(
+pub(crate) async fn calling_as(
     state: &ApiState,
     who: &Principal,
     agent: Option<&str>,
@@ -329,70 +328,4 @@ fn follow(live: Arc<LiveCall>, after: u64) -> impl Stream<Item = Result<Event, I
             }
         },
     )
-}
-
-/// Which tools.
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct ToolsQuery {
-    /// As this agent: its granted tools only.
-    pub(crate) agent: Option<String>,
-}
-
-/// A tool the caller may call.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct ToolOut {
-    /// The name to call it by.
-    pub(crate) name: String,
-    /// A human-readable name.
-    pub(crate) title: String,
-    /// What it does.
-    pub(crate) description: String,
-    /// The JSON Schema of its arguments.
-    #[schema(value_type = Object)]
-    pub(crate) input_schema: Value,
-    /// Behaviour hints (MCP's tool annotations) when its tool set gives any.
-    #[schema(value_type = Option<Object>)]
-    pub(crate) annotations: Option<Value>,
-}
-
-/// The tools the caller may call (as `agent`, when given), ordered by name: what an MCP
-/// client of this token would list.
-#[utoipa::path(get, path = "/tools", operation_id = "listTools", tag = "calls",
-    params(ToolsQuery),
-    responses((status = 200, body = Vec<ToolOut>), (status = 404, body = Problem)),
-    security(("bearer" = [])))]
-pub(crate) async fn tools(
-    State(state): State<ApiState>,
-    who: Principal,
-    Params(q): Params<ToolsQuery>,
-) -> Result<Json<Vec<ToolOut>>, Problem> {
-    who.reader()?;
-    let caller = calling_as(&state, &who, q.agent.as_deref()).await?;
-    let tools = state.endpoint.tools(&caller).await;
-    Ok(Json(
-        tools
-            .into_iter()
-            .map(|t| ToolOut {
-                name: t.name,
-                title: t.title,
-                description: t.description,
-                input_schema: Value::Object((*t.input_schema).clone()),
-                annotations: t.hints.map(|h| {
-                    let mut m = Map::new();
-                    let mut put = |k: &str, v: Option<bool>| {
-                        if let Some(v) = v {
-                            m.insert(k.into(), Value::Bool(v));
-                        }
-                    };
-                    put("readOnlyHint", h.read_only);
-                    put("destructiveHint", h.destructive);
-                    put("idempotentHint", h.idempotent);
-                    put("openWorldHint", h.open_world);
-                    Value::Object(m)
-                }),
-            })
-            .collect(),
-    ))
 }

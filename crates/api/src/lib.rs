@@ -17,6 +17,7 @@ mod live;
 mod mcp_servers;
 mod params;
 mod problem;
+mod tools;
 mod turns;
 
 use std::sync::Arc;
@@ -99,7 +100,8 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
             "/mcp-servers/{name}/test",
             axum::routing::post(mcp_servers::test),
         )
-        .route("/tools", get(calls::tools))
+        .route("/tools", get(tools::list))
+        .route("/tools/{name}", get(tools::get))
         .route("/calls", get(history::calls).post(calls::start))
         .route("/calls/{id}", get(calls::get).delete(calls::cancel))
         .route("/calls/{id}/events", get(calls::events))
@@ -149,7 +151,8 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         mcp_servers::delete,
         mcp_servers::test_settings,
         mcp_servers::test,
-        calls::tools,
+        tools::list,
+        tools::get,
         history::calls,
         calls::start,
         calls::get,

@@ -130,6 +130,54 @@ fn tools_are_called_through_the_api_with_progress_events_and_cancellation() {
         "nobody",
     );
 
+    // One tool in detail: its TOOL.md, the set it comes through, what it shadows (the
+    // admin's own `echo` wins over the global one for the admin alone).
+    let slow = json_of(&api.request("GET", "/tools/slow", None));
+    assert_eq!(slow["folder"]["version"], 1, "{slow}");
+    assert!(
+        slow["folder"]["documentation"]
+            .as_str()
+            .unwrap()
+            .contains("Reports `step N of M`"),
+        "{slow}"
+    );
+    assert_eq!(slow["folder"]["shadows"], json!([]));
+    let own = f.home("admin").join("tools/echo");
+    std::fs::create_dir_all(&own).unwrap();
+    for file in ["TOOL.md", "index.ts"] {
+        let text = std::fs::read_to_string(f.tools().join("echo").join(file)).unwrap();
+        std::fs::write(
+            own.join(file),
+            text.replace("Returns the text", "Echoes the text"),
+        )
+        .unwrap();
+    }
+    let until = Instant::now() + Duration::from_secs(10);
+    let echo = loop {
+        let echo = json_of(&api.request("GET", "/tools/echo", None));
+        if echo["description"].as_str().unwrap().starts_with("Echoes") {
+            break echo;
+        }
+        assert!(
+            Instant::now() < until,
+            "the admin's own echo never showed: {echo}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let shadows = echo["folder"]["shadows"].as_array().unwrap();
+    assert!(
+        shadows.len() == 1 && shadows[0].as_str().unwrap().ends_with("tools/echo"),
+        "{echo}"
+    );
+    let as_helper = json_of(&api.request("GET", "/tools/echo?agent=helper", None));
+    assert_eq!(as_helper["tool_set"], "data-tools", "{as_helper}");
+    problem(&api.request("GET", "/tools/nope", None), 404, "`nope`");
+    problem(
+        &api.request("GET", "/tools/slow?agent=helper", None),
+        404,
+        "`slow`",
+    );
+
     // A call answers at once; its events are each progress report, then the result.
     let id = start(
         &api,
