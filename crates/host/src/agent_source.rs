@@ -131,6 +131,10 @@ impl ToolSource for AgentSource {
     fn changes(&self) -> broadcast::Receiver<Change> {
         self.changes.subscribe()
     }
+
+    fn agent(&self) -> Option<&str> {
+        Some(&self.agent)
+    }
 }
 
 /// A tool set's annotations as hints; `None` when it gives none (the deadline is not a

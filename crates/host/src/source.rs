@@ -71,6 +71,12 @@ pub trait ToolSource: Send + Sync + 'static {
 
     /// Publishes a [`Change`] whenever `tools` may return something new.
     fn changes(&self) -> broadcast::Receiver<Change>;
+
+    /// The agent whose tools this source serves, if it serves one agent's (its calls are
+    /// that agent's in the call log).
+    fn agent(&self) -> Option<&str> {
+        None
+    }
 }
 
 #[cfg(test)]

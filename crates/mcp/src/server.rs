@@ -299,7 +299,11 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = self.caller(&context.extensions);
+        let mut caller = self.caller(&context.extensions);
+        // An agent's endpoint: its calls are the agent's.
+        if caller.agent.is_none() {
+            caller.agent = self.shared.source.agent().map(str::to_string);
+        }
         // rmcp's own request logs are off (they hold the arguments, secrets included): this
         // line and the runtime's (arguments redacted) take their place.
         tracing::debug!(user = %caller.user(), tool = %request.name, "tools/call");

@@ -3,8 +3,13 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use std::time::Duration;
 use toolhost_host::{ConfigFile, data_home};
-use toolhost_store::{Cipher, KEY_VARIABLE, Location, NewToken, Role, Scope, Store};
+
+use toolhost_host::Host;
+use toolhost_store::{
+    Cipher, KEY_VARIABLE, Location, NewToken, Persisted, QueueOptions, Role, Scope, Store,
+};
 
 /// The environment variable naming the store.
 pub const DATABASE_VARIABLE: &str = "TOOLHOST_DATABASE_URL";
@@ -137,6 +142,46 @@ pub async fn first_start(store: &Store, url: Option<&str>) -> Result<()> {
     eprintln!("  {secret}");
     if let Some(url) = url {
         eprintln!("  use it as `Authorization: Bearer …` at {url}");
+    }
+    Ok(())
+}
+
+/// For a command that records calls only in a store that is named (`call`, `mcp`): that
+/// store, its call-log writer started; `None` when none is named.
+pub async fn named_persisted(
+    database: Option<String>,
+    config: &ConfigFile,
+) -> Result<Option<Persisted>> {
+    let args = StoreArgs {
+        database,
+        no_store: false,
+    }
+    .named_only(config)?;
+    Ok(args
+        .open(config)
+        .await?
+        .map(|store| Persisted::start(store, QueueOptions::default())))
+}
+
+/// Writes what the call log still holds (waiting at most a few seconds) and closes the
+/// store.
+pub async fn close_persisted(persisted: Option<Persisted>) {
+    let Some(persisted) = persisted else {
+        return;
+    };
+    if !persisted.queue().flush(Duration::from_secs(5)).await {
+        crate::warn("the call log could not write its last rows before exiting");
+    }
+    persisted.store().close().await;
+}
+
+/// The store's MCP servers, served beside toolhost.toml's. One that no longer passes the
+/// checks (a newer Toolhost is stricter, say) costs only itself.
+pub async fn serve_stored_servers(host: &Host, store: &Store) -> Result<()> {
+    for server in store.mcp_servers().await? {
+        if let Err(e) = host.put_mcp_server(&server.name, server.config).await {
+            crate::warn(&format!("stored MCP server left out: {e}"));
+        }
     }
     Ok(())
 }

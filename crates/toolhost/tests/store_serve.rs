@@ -5,6 +5,8 @@
 
 #[path = "mcp/common.rs"]
 mod common;
+#[path = "mcp/line_client.rs"]
+mod line_client;
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
 #[path = "mcp/stored.rs"]
@@ -327,4 +329,70 @@ fn a_start_killed_while_migrating_leaves_a_store_the_next_start_uses() {
     let session = Session::open(&server.addr, &[("Authorization", &bearer(&token))]);
     assert!(tool_names(&session).contains(&"echo".to_string()));
     assert!(server.stop().success());
+}
+
+#[test]
+fn mcp_on_stdio_serves_a_stored_agent_and_records_its_calls() {
+    let f = Fixture::new();
+    let db = f.dir.path().join("stdio.db");
+    let file = f.dir.path().join("agent.toml");
+    std::fs::write(
+        &file,
+        "[agents.web]\nname = \"Web\"\ngrants = [{ tool_set = \"data-tools\", deny = [\"slow\"] }]\n",
+    )
+    .unwrap();
+    let out = f
+        .toolhost()
+        .arg("import")
+        .arg(&file)
+        .arg("--database")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut cmd = f.toolhost();
+    cmd.args(["mcp", "--agent", "web", "--tools-dir"])
+        .arg(f.tools())
+        .arg("--database")
+        .arg(&db);
+    let mut client = line_client::LineClient::start(cmd);
+    client.initialize("2025-11-25");
+    let listed = client.ask(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo"], "{listed}");
+    let answer = client.ask(
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}}),
+    );
+    assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
+    assert!(client.close().success());
+    // Written before the process exited.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let calls = runtime.block_on(async {
+        let at = toolhost_store::Location::Sqlite(db.clone());
+        let store = toolhost_store::Store::open(at, None).await.unwrap();
+        let filter = toolhost_store::CallFilter::default();
+        store.calls(&filter, None, 50).await.unwrap().items
+    });
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(
+        (
+            calls[0].transport.as_str(),
+            calls[0].agent_id.as_deref(),
+            calls[0].tool_set.as_deref()
+        ),
+        ("mcp-stdio", Some("web"), Some("data-tools"))
+    );
 }

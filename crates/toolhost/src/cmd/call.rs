@@ -10,10 +10,9 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 use toolhost_host::{CallTrace, ConfigFile, Host, HostOptions};
 use toolhost_runtime::{CallEvent, Target, ToolRef};
-use toolhost_store::{Persisted, QueueOptions};
 
 use crate::catalog_args::CatalogArgs;
-use crate::store_args::StoreArgs;
+use crate::store_args::{close_persisted, named_persisted};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -69,24 +68,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         watch: false,
         store: None,
     };
-    let store = StoreArgs {
-        database: args.database.clone(),
-        no_store: false,
-    }
-    .named_only(&options.config)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     crate::cmd::mcp::run_to_end(rt, async move {
         let mut options = options;
-        let persisted = match store.open(&options.config).await? {
-            Some(store) => {
-                let persisted = Persisted::start(store, QueueOptions::default());
-                options.store = Some(Arc::new(persisted.clone()));
-                Some(persisted)
-            }
-            None => None,
-        };
+        let persisted = named_persisted(args.database.clone(), &options.config).await?;
+        options.store = persisted
+            .clone()
+            .map(|p| Arc::new(p) as Arc<dyn toolhost_host::Persistence>);
         let host = Host::boot(options)?;
         let found = host
             .catalog()
@@ -130,12 +120,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         trace.finish(&result);
         drop(trace);
         host.shutdown().await;
-        if let Some(persisted) = persisted {
-            if !persisted.queue().flush(Duration::from_secs(5)).await {
-                crate::warn("the call could not be written to the store's call log");
-            }
-            persisted.store().close().await;
-        }
+        close_persisted(persisted).await;
         let mut out = std::io::stdout().lock();
         if args.json {
             serde_json::to_writer_pretty(&mut out, &result)?;

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
@@ -9,6 +10,7 @@ use toolhost_host::{CatalogView, ConfigFile, Host, HostOptions};
 use toolhost_mcp::McpServer;
 
 use crate::catalog_args::CatalogArgs;
+use crate::store_args::{close_persisted, named_persisted, serve_stored_servers};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,10 +19,15 @@ pub struct Args {
     /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
-    /// Serve this agent's resolved tool sets (`[agents.ID]` in toolhost.toml: plugins,
-    /// tool roots, MCP servers) instead of the catalog.
+    /// Serve this agent's resolved tool sets (`[agents.ID]` in toolhost.toml, or a stored
+    /// agent with --database: plugins, tool roots, MCP servers) instead of the catalog.
     #[arg(long, value_name = "ID")]
     agent: Option<String>,
+    /// A store whose agents and MCP servers join toolhost.toml's and whose call log
+    /// records every call (a postgres:// URL or an SQLite file; default:
+    /// $TOOLHOST_DATABASE_URL, else [store] url, else none).
+    #[arg(long, value_name = "URL")]
+    database: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -40,7 +47,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         store: None,
     };
     run_to_end(serving_runtime()?, async move {
+        let mut options = options;
+        let persisted = named_persisted(args.database.clone(), &options.config).await?;
+        options.store = persisted
+            .clone()
+            .map(|p| Arc::new(p) as Arc<dyn toolhost_host::Persistence>);
         let host = Host::boot(options)?;
+        if let (Some(p), Some(_)) = (&persisted, &args.agent) {
+            serve_stored_servers(&host, p.store()).await?;
+        }
         let source: std::sync::Arc<dyn toolhost_host::ToolSource> = match &args.agent {
             Some(agent) => host.agent_source(agent).await?,
             // The catalog already holds this user's root (--user): no per-user overlay.
@@ -51,6 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cancel_on_signal(stop.clone());
         toolhost_mcp::serve_stdio(server, stop).await?;
         host.shutdown().await;
+        close_persisted(persisted).await;
         Ok(ExitCode::SUCCESS)
     })
 }

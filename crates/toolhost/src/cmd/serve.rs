@@ -94,13 +94,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         public_url.get_or_insert_with(|| format!("http://{bound}"));
         let host = Arc::new(Host::boot(options)?);
         if let Some(store) = &store {
-            // The stored MCP servers join the file's. One that no longer passes the checks
-            // (a newer Toolhost is stricter, say) costs only itself.
-            for server in store.store().mcp_servers().await? {
-                if let Err(e) = host.put_mcp_server(&server.name, server.config).await {
-                    crate::warn(&format!("stored MCP server left out: {e}"));
-                }
-            }
+            crate::store_args::serve_stored_servers(&host, store.store()).await?;
         }
         // Per-user tools come from the data layout, for token users only (the default
         // user's root, with --user, is already in the catalog).
