@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+
 use std::time::Duration;
 
 use serde_json::json;
@@ -16,22 +16,13 @@ use toolhost_toolsets::{
     Tools, ToolsetsConfig, TurnRequest, typed_tool,
 };
 
+#[path = "mcp-servers/py.rs"]
+mod py;
+
+use py::py_server;
+
 fn servers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers")
-}
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("TOOLHOST_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/test, which installs the MCP SDKs",
-        p.display()
-    );
-    p
 }
 
 fn node_server(script: &str, env: &[(&str, &Path)]) -> McpServerConfig {
@@ -53,44 +44,6 @@ fn node_server(script: &str, env: &[(&str, &Path)]) -> McpServerConfig {
         timeout: Some(Duration::from_secs(15)),
         ..McpServerConfig::default()
     }
-}
-
-/// The Python server, killed on drop.
-struct PyServer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for PyServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn py_server(token: &str) -> PyServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(python())
-        .arg(servers_dir().join("py_server.py"))
-        .arg(port.to_string())
-        .arg(token)
-        .spawn()
-        .unwrap();
-    let server = PyServer {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    for _ in 0..300 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return server;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("the Python MCP server did not start");
 }
 
 fn alive(pid: u32) -> bool {
@@ -198,7 +151,7 @@ async fn real_servers_become_tool_sets_and_broken_ones_cost_only_their_tools() {
     let ts_pid = tmp.path().join("ts.pid");
     let hang_pids = tmp.path().join("hang.pids");
     let cancel = tmp.path().join("cancelled");
-    let py = py_server("s3cret");
+    let py = py_server("s3cret", None);
     let mut hang = node_server("hang-server.mjs", &[("PID_FILE", &hang_pids)]);
     hang.timeout = Some(Duration::from_secs(2));
     let dead = McpServerConfig {
@@ -388,7 +341,7 @@ async fn real_servers_become_tool_sets_and_broken_ones_cost_only_their_tools() {
 
 #[tokio::test]
 async fn a_wrong_bearer_token_costs_the_servers_tools() {
-    let py = py_server("right");
+    let py = py_server("right", None);
     let r = registry(
         vec![(
             "py",

@@ -9,72 +9,22 @@
 mod api_client;
 #[path = "mcp/common.rs"]
 mod common;
+#[path = "../../mcp-client/tests/mcp-servers/py.rs"]
+mod py;
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
 #[path = "mcp/stored.rs"]
 mod stored;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::path::Path;
 use std::time::Duration;
 
 use api_client::{Api, dechunk, json_of, problem, sse_events};
 use common::{Fixture, Server};
+use py::py_server;
 use raw_http::{Session, open, read_until, send_to};
 use serde_json::{Value, json};
 use stored::{admin_token, new_token};
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("TOOLHOST_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::repo().join("target/mcp-venv/bin/python"));
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/test, which installs the MCP SDKs",
-        p.display()
-    );
-    p
-}
-
-struct PyServer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for PyServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The Python SDK's server, requiring `Bearer TOKEN` and `X-Api-Key: KEY`.
-fn py_server(token: &str, key: &str) -> PyServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let script = common::repo().join("crates/mcp-client/tests/mcp-servers/py_server.py");
-    let child = Command::new(python())
-        .arg(script)
-        .arg(port.to_string())
-        .arg(token)
-        .arg(format!("X-Api-Key={key}"))
-        .spawn()
-        .unwrap();
-    let server = PyServer {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    for _ in 0..300 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return server;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("the Python MCP server did not start");
-}
 
 fn serve(f: &Fixture, db: &Path) -> Server {
     let mut cmd = f.toolhost();
@@ -118,7 +68,7 @@ fn tool_names(api: &Api, agent: &str) -> Vec<String> {
 
 #[test]
 fn mcp_servers_are_managed_through_the_api_with_their_secrets_sealed() {
-    let py = py_server("s3cret-token", "k3y-value");
+    let py = py_server("s3cret-token", Some("X-Api-Key=k3y-value"));
     let f = Fixture::new();
     // A server of the file: read-only through the API (never started here).
     std::fs::write(

@@ -276,16 +276,7 @@ fn toolhost_call_records_in_a_named_store_only() {
     // Without a store named, nothing was made in the data folder.
     assert!(!f.dir.path().join("xdg-data/toolhost/toolhost.db").exists());
     call(&["--database", db.to_str().unwrap()]);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let calls = runtime.block_on(async {
-        let at = toolhost_store::Location::Sqlite(db.clone());
-        let store = toolhost_store::Store::open(at, None).await.unwrap();
-        let filter = toolhost_store::CallFilter::default();
-        store.calls(&filter, None, 50).await.unwrap().items
-    });
+    let calls = logged_calls(&db);
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert_eq!(
         (
@@ -376,16 +367,7 @@ fn mcp_on_stdio_serves_a_stored_agent_and_records_its_calls() {
     assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
     assert!(client.close().success());
     // Written before the process exited.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let calls = runtime.block_on(async {
-        let at = toolhost_store::Location::Sqlite(db.clone());
-        let store = toolhost_store::Store::open(at, None).await.unwrap();
-        let filter = toolhost_store::CallFilter::default();
-        store.calls(&filter, None, 50).await.unwrap().items
-    });
+    let calls = logged_calls(&db);
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert_eq!(
         (
@@ -395,4 +377,20 @@ fn mcp_on_stdio_serves_a_stored_agent_and_records_its_calls() {
         ),
         ("mcp-stdio", Some("web"), Some("data-tools"))
     );
+}
+
+/// The call log of the SQLite store `db`, newest first.
+fn logged_calls(db: &std::path::Path) -> Vec<toolhost_store::CallRow> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let at = toolhost_store::Location::Sqlite(db.to_path_buf());
+        let store = toolhost_store::Store::open(at, None).await.unwrap();
+        let filter = toolhost_store::CallFilter::default();
+        let calls = store.calls(&filter, None, 50).await.unwrap().items;
+        store.close().await;
+        calls
+    })
 }
