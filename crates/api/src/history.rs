@@ -96,7 +96,7 @@ fn call_out(c: CallRow) -> CallOut {
 /// A page of calls.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct CallPage {
-    /// Newest first.
+    /// Newest first (by when they started).
     pub(crate) items: Vec<CallOut>,
     /// Pass as `cursor` for the next page; absent on the last.
     pub(crate) next: Option<String>,
