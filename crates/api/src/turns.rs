@@ -136,8 +136,13 @@ pub(crate) async fn effective_tools(
     Params(q): Params<TurnQuery>,
 ) -> Result<Json<EffectiveTools>, Problem> {
     who.reader()?;
-    let Some(agent) = state.host.agents().agent(&id).await? else {
-        return Err(Problem::not_found("agent", &id));
+    // toolhost.toml's agent, else the stored one (read once: its grants and its context).
+    let (agent, stored) = match state.host.config().agents.get(&id) {
+        Some(agent) => (agent.clone(), None),
+        None => match state.store.agent(&id).await? {
+            Some(stored) => (stored.spec.to_config(), Some(stored)),
+            None => return Err(Problem::not_found("agent", &id)),
+        },
     };
     let Some(registry) = state.host.registry() else {
         return Err(Problem::new(
@@ -145,7 +150,6 @@ pub(crate) async fn effective_tools(
             "this host serves no tool sets",
         ));
     };
-    let stored = state.store.agent(&id).await?;
     let request = TurnRequest {
         workspace_id: q
             .workspace
