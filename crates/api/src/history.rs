@@ -105,22 +105,31 @@ pub(crate) struct CallPage {
 /// Which calls.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct CallQuery {
     /// Only this tool.
+    #[param(nullable = false)]
     pub(crate) tool: Option<String>,
     /// Only calls as this agent.
+    #[param(nullable = false)]
     pub(crate) agent: Option<String>,
     /// Only this user's (an admin's filter; others see only their own).
+    #[param(nullable = false)]
     pub(crate) user: Option<String>,
     /// Only calls that ended so.
+    #[param(nullable = false)]
     pub(crate) outcome: Option<OutcomeName>,
     /// Started at or after (ms since the epoch).
+    #[param(nullable = false)]
     pub(crate) since: Option<i64>,
     /// Started before (ms since the epoch).
+    #[param(nullable = false)]
     pub(crate) until: Option<i64>,
     /// The `next` of the previous page.
+    #[param(nullable = false)]
     pub(crate) cursor: Option<String>,
     /// Items per page, 1 to 500 (default 50).
+    #[param(nullable = false)]
     pub(crate) limit: Option<usize>,
 }
 
@@ -205,10 +214,13 @@ pub(crate) struct AuditPage {
 /// Paging.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct AuditQuery {
     /// The `next` of the previous page.
+    #[param(nullable = false)]
     pub(crate) cursor: Option<String>,
     /// Items per page, 1 to 500 (default 50).
+    #[param(nullable = false)]
     pub(crate) limit: Option<usize>,
 }
 

@@ -27,6 +27,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 pub use guard::Allowed;
 pub use problem::Problem;
+use problem::Problems;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -67,6 +68,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
                 "no such route: see /api/v1/openapi.json",
             )
         })
+        .layer(axum::middleware::from_fn(params::nul_in_path))
         .layer(axum::extract::DefaultBodyLimit::max(body::MAX_BODY + 1))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(allowed),
@@ -102,7 +104,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         history::calls,
         history::audit,
     ),
-    modifiers(&Bearer),
+    modifiers(&Bearer, &Problems),
     tags(
         (name = "catalog", description = "Tool sets, plugins and MCP servers"),
         (name = "agents", description = "Agents and their grants"),

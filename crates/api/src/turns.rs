@@ -101,10 +101,13 @@ pub(crate) struct EffectiveTools {
 /// The context of the turn, as a caller would give it.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct TurnQuery {
     /// The workspace the turn runs in (default: the agent's).
+    #[param(nullable = false)]
     pub(crate) workspace: Option<String>,
     /// The organisation (default: the agent's).
+    #[param(nullable = false)]
     pub(crate) org: Option<String>,
 }
 
