@@ -111,7 +111,8 @@ fn token_out(t: Token) -> TokenOut {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TokenBody {
-    /// What it is for.
+    /// What it is for (1 to 100 bytes).
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     pub(crate) name: String,
     /// Whose it is (default: the caller's own; another user's needs the admin role).
     #[serde(default)]
@@ -119,6 +120,7 @@ pub(crate) struct TokenBody {
     /// What it allows (default `tools:read` and `tools:call`); never more than the
     /// caller's own token allows.
     #[serde(default)]
+    #[schema(min_items = 1)]
     pub(crate) scopes: Option<Vec<ScopeName>>,
     /// An agent to bind it to.
     #[serde(default)]
@@ -275,7 +277,7 @@ pub(crate) async fn list_users(
 /// Creates a user, or changes a user's role (admins only).
 #[utoipa::path(put, path = "/users/{name}", operation_id = "putUser", tag = "users", request_body = UserBody,
     params(("name" = String, Path, description = "The user name")),
-    responses((status = 200, body = UserOut), (status = 403, body = Problem), (status = 422, body = Problem)),
+    responses((status = 200, body = UserOut), (status = 403, body = Problem), (status = 409, body = Problem, description = "An admin lowering their own role"), (status = 422, body = Problem)),
     security(("bearer" = [])))]
 pub(crate) async fn put_user(
     State(state): State<ApiState>,

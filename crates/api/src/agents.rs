@@ -96,24 +96,30 @@ pub(crate) struct AgentBody {
     /// Its id, `^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$`: required to create, absent (or the
     /// same as the path's) to replace.
     #[serde(default)]
+    #[schema(pattern = "^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$")]
     pub(crate) id: Option<String>,
     /// The version read: required to replace (if it changed since, the update is a 409);
     /// absent to create.
     #[serde(default)]
     pub(crate) version: Option<i64>,
     /// Its display name (1 to 100 characters).
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     pub(crate) name: String,
     /// What it is for.
     #[serde(default)]
+    #[schema(max_length = 2000)]
     pub(crate) description: String,
     /// A Lucide icon name.
     #[serde(default)]
+    #[schema(max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")]
     pub(crate) icon: Option<String>,
     /// The workspace its turns run in.
     #[serde(default)]
+    #[schema(min_length = 1)]
     pub(crate) workspace: Option<String>,
     /// The organisation its turns run in.
     #[serde(default)]
+    #[schema(min_length = 1)]
     pub(crate) org: Option<String>,
     /// In precedence order.
     #[serde(default)]
@@ -145,18 +151,23 @@ pub(crate) struct AgentPage {
 /// Paging.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct PageQuery {
     /// The `next` of the previous page.
+    #[param(nullable = false)]
     pub(crate) cursor: Option<String>,
     /// Items per page, 1 to 500 (default 50).
+    #[param(nullable = false)]
     pub(crate) limit: Option<usize>,
 }
 
 /// The version a delete expects.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct VersionQuery {
     /// The version read: if it changed since, the delete is a 409.
+    #[param(nullable = false)]
     pub(crate) version: Option<i64>,
 }
 

@@ -245,8 +245,9 @@ pub(crate) async fn cancel(
     params(("id" = String, Path, description = "The call's id"),
         ("Last-Event-ID" = Option<String>, Header, description = "The last event already seen")),
     responses(
-        (status = 200, description = "Server-sent events, each a JSON `CallUpdate`",
-            content_type = "text/event-stream", body = CallUpdate),
+        (status = 200, description = "Server-sent events: `progress` events, then one `result`",
+            content_type = "text/event-stream", body = CallEventFrame),
+        (status = 400, description = "`Last-Event-ID` is not an event id", body = Problem),
         (status = 404, body = Problem),
         (status = 410, description = "The call ended too long ago: its row is at /calls/{id}", body = Problem)),
     security(("bearer" = [])))]
@@ -286,6 +287,31 @@ pub(crate) async fn events(
     Ok(Sse::new(follow(live, after))
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+/// One server-sent event of a call, as the stream frames it (for the document: the data
+/// is a `CallUpdate` as JSON).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub(crate) struct CallEventFrame {
+    /// Counts up from 1; send the last one seen as `Last-Event-ID` to resume after it.
+    id: String,
+    /// `progress` or `result`.
+    event: EventName,
+    /// A `CallUpdate`, as JSON.
+    #[schema(content_media_type = "application/json")]
+    data: String,
+}
+
+/// The kind of a call's event.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub(crate) enum EventName {
+    /// The tool reported progress.
+    Progress,
+    /// The call ended: the last event.
+    Result,
 }
 
 /// The events of `live` after `after`, as they come, until its result.

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
-use toolhost_toolsets::{Owner, Tools};
+use toolhost_toolsets::{Gating, Owner, Tools};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
@@ -43,11 +43,30 @@ pub(crate) struct PluginOut {
     pub(crate) api_version: Option<u32>,
     /// Where it comes from.
     pub(crate) origin: String,
-    /// Whether it is loaded, and why (or why not), as JSON.
-    #[schema(value_type = Object)]
-    pub(crate) gating: serde_json::Value,
+    /// Whether it is loaded, and why (or why not).
+    pub(crate) gating: GatingName,
     /// The tool sets it contributes.
     pub(crate) tool_sets: Vec<String>,
+}
+
+/// How a plugin came to be loaded, or not.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum GatingName {
+    /// On the always-on list.
+    AlwaysOn,
+    /// Named in `TOOLHOST_PLUGINS`.
+    Enabled,
+    /// In the loader map, but neither always on nor named: not loaded.
+    Disabled,
+}
+
+fn gating_name(g: Gating) -> GatingName {
+    match g {
+        Gating::AlwaysOn => GatingName::AlwaysOn,
+        Gating::Enabled => GatingName::Enabled,
+        Gating::Disabled => GatingName::Disabled,
+    }
 }
 
 /// An MCP server the host reaches.
@@ -145,7 +164,7 @@ pub(crate) async fn plugins(
                 version: p.version.clone(),
                 api_version: p.api_version,
                 origin: p.origin.to_string(),
-                gating: serde_json::to_value(p.gating).unwrap_or_default(),
+                gating: gating_name(p.gating),
                 tool_sets: p.tool_sets.clone(),
             })
             .collect(),

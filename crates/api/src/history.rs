@@ -99,7 +99,7 @@ pub(crate) fn call_out(c: CallRow) -> CallOut {
 /// A page of calls.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct CallPage {
-    /// Newest first.
+    /// Newest first (by when they started).
     pub(crate) items: Vec<CallOut>,
     /// Pass as `cursor` for the next page; absent on the last.
     pub(crate) next: Option<String>,
@@ -108,22 +108,31 @@ pub(crate) struct CallPage {
 /// Which calls.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct CallQuery {
     /// Only this tool.
+    #[param(nullable = false)]
     pub(crate) tool: Option<String>,
     /// Only calls as this agent.
+    #[param(nullable = false)]
     pub(crate) agent: Option<String>,
     /// Only this user's (an admin's filter; others see only their own).
+    #[param(nullable = false)]
     pub(crate) user: Option<String>,
     /// Only calls that ended so.
+    #[param(nullable = false)]
     pub(crate) outcome: Option<OutcomeName>,
     /// Started at or after (ms since the epoch).
+    #[param(nullable = false)]
     pub(crate) since: Option<i64>,
     /// Started before (ms since the epoch).
+    #[param(nullable = false)]
     pub(crate) until: Option<i64>,
     /// The `next` of the previous page.
+    #[param(nullable = false)]
     pub(crate) cursor: Option<String>,
     /// Items per page, 1 to 500 (default 50).
+    #[param(nullable = false)]
     pub(crate) limit: Option<usize>,
 }
 
@@ -208,10 +217,13 @@ pub(crate) struct AuditPage {
 /// Paging.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct AuditQuery {
     /// The `next` of the previous page.
+    #[param(nullable = false)]
     pub(crate) cursor: Option<String>,
     /// Items per page, 1 to 500 (default 50).
+    #[param(nullable = false)]
     pub(crate) limit: Option<usize>,
 }
 

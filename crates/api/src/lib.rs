@@ -32,6 +32,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 pub use guard::Allowed;
 pub use problem::Problem;
+use problem::Problems;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -112,6 +113,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
                 "no such route: see /api/v1/openapi.json",
             )
         })
+        .layer(axum::middleware::from_fn(params::nul_in_path))
         .layer(axum::extract::DefaultBodyLimit::max(body::MAX_BODY + 1))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(allowed),
@@ -128,6 +130,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
                        application/problem+json (RFC 9457)."
     ),
     servers((url = "/api/v1")),
+    components(schemas(live::CallUpdate)),
     paths(
         health::healthz,
         health::metrics,
@@ -160,7 +163,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
         calls::events,
         history::audit,
     ),
-    modifiers(&Bearer),
+    modifiers(&Bearer, &Problems),
     tags(
         (name = "catalog", description = "Tool sets, plugins and MCP servers"),
         (name = "agents", description = "Agents and their grants"),

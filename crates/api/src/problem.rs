@@ -111,3 +111,143 @@ impl From<toolhost_host::store::StoreError> for Problem {
         )
     }
 }
+
+/// The document's side of "every error is a problem": each answer from 400 up is
+/// declared as `application/problem+json`, and the errors the API's shared machinery
+/// gives are declared on every operation that can meet them, beside each handler's own
+/// (404, 409, 422…): the `Host`/`Origin` guard (403) on all; authentication (401, with
+/// `WWW-Authenticate`), roles and scopes (403) and the store being down (503) where a
+/// token is needed; an unreadable query string (400) where there are query parameters;
+/// an unmatched path (404) where there are path parameters (an empty segment matches no
+/// route); and an unreadable, oversized, non-JSON or invalid body (400, 413, 415, 422)
+/// where there is a body. Responses without a description get their status's phrase.
+pub(crate) struct Problems;
+
+impl utoipa::Modify for Problems {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::path::ParameterIn;
+
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+            ];
+            for op in operations.into_iter().flatten() {
+                let secured = op.security.as_ref().is_some_and(|s| !s.is_empty());
+                let has_in = |place: ParameterIn| {
+                    op.parameters.iter().flatten().any(|p| match p {
+                        RefOr::T(p) => p.parameter_in == place,
+                        RefOr::Ref(_) => false,
+                    })
+                };
+                let (query, path) = (has_in(ParameterIn::Query), has_in(ParameterIn::Path));
+                let body = op.request_body.is_some();
+                let responses = &mut op.responses.responses;
+                let mut declare = |status: StatusCode, why: &str| {
+                    responses
+                        .entry(status.as_str().to_string())
+                        .or_insert_with(|| RefOr::T(problem_response(why)));
+                };
+                if secured {
+                    declare(
+                        StatusCode::UNAUTHORIZED,
+                        "No `Authorization: Bearer TOKEN`, or not a valid token",
+                    );
+                    declare(
+                        StatusCode::FORBIDDEN,
+                        "The token lacks the scope or its user the role; or the `Host` or \
+                         `Origin` is refused",
+                    );
+                    declare(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The store cannot answer now",
+                    );
+                } else {
+                    declare(StatusCode::FORBIDDEN, "The `Host` or `Origin` is refused");
+                }
+                if query || body {
+                    declare(
+                        StatusCode::BAD_REQUEST,
+                        "The query string or the body cannot be read (a parameter unknown or \
+                         of the wrong type, JSON that does not parse)",
+                    );
+                }
+                if path {
+                    declare(StatusCode::NOT_FOUND, "No such object, or no such route");
+                }
+                if body {
+                    declare(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "The body is larger than 1 MiB",
+                    );
+                    declare(
+                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                        "The body is not `Content-Type: application/json`",
+                    );
+                    declare(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "A field is missing, unknown or invalid (`field` names it)",
+                    );
+                }
+                for (status, response) in op.responses.responses.iter_mut() {
+                    let RefOr::T(response) = response else {
+                        continue;
+                    };
+                    let code = status
+                        .parse::<u16>()
+                        .ok()
+                        .and_then(|s| StatusCode::from_u16(s).ok());
+                    if response.description.is_empty() {
+                        response.description = code
+                            .and_then(|c| c.canonical_reason())
+                            .unwrap_or("Error")
+                            .to_string();
+                    }
+                    let a_problem = response
+                        .content
+                        .get("application/json")
+                        .and_then(|c| match c {
+                            RefOr::T(c) => c.schema.as_ref(),
+                            RefOr::Ref(_) => None,
+                        })
+                        .is_some_and(|s| {
+                            matches!(s, RefOr::Ref(r) if r.ref_location == "#/components/schemas/Problem")
+                        });
+                    if a_problem {
+                        *response = problem_response(&response.description);
+                    }
+                    if code == Some(StatusCode::UNAUTHORIZED) {
+                        response.headers.insert(
+                            "WWW-Authenticate".to_string(),
+                            RefOr::T(
+                                utoipa::openapi::header::HeaderBuilder::new()
+                                    .schema(Some(
+                                        utoipa::openapi::ObjectBuilder::new()
+                                            .schema_type(utoipa::openapi::Type::String),
+                                    ))
+                                    .description(Some("`Bearer`"))
+                                    .build(),
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A response whose body is a [`Problem`].
+fn problem_response(description: &str) -> utoipa::openapi::Response {
+    utoipa::openapi::ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/problem+json",
+            utoipa::openapi::ContentBuilder::new()
+                .schema(Some(utoipa::openapi::Ref::from_schema_name("Problem")))
+                .build(),
+        )
+        .build()
+}

@@ -101,10 +101,13 @@ pub(crate) struct EffectiveTools {
 /// The context of the turn, as a caller would give it.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct TurnQuery {
     /// The workspace the turn runs in (default: the agent's).
+    #[param(nullable = false)]
     pub(crate) workspace: Option<String>,
     /// The organisation (default: the agent's).
+    #[param(nullable = false)]
     pub(crate) org: Option<String>,
 }
 
@@ -136,8 +139,13 @@ pub(crate) async fn effective_tools(
     Params(q): Params<TurnQuery>,
 ) -> Result<Json<EffectiveTools>, Problem> {
     who.reader()?;
-    let Some(agent) = state.host.agents().agent(&id).await? else {
-        return Err(Problem::not_found("agent", &id));
+    // toolhost.toml's agent, else the stored one (read once: its grants and its context).
+    let (agent, stored) = match state.host.config().agents.get(&id) {
+        Some(agent) => (agent.clone(), None),
+        None => match state.store.agent(&id).await? {
+            Some(stored) => (stored.spec.to_config(), Some(stored)),
+            None => return Err(Problem::not_found("agent", &id)),
+        },
     };
     let Some(registry) = state.host.registry() else {
         return Err(Problem::new(
@@ -145,7 +153,6 @@ pub(crate) async fn effective_tools(
             "this host serves no tool sets",
         ));
     };
-    let stored = state.store.agent(&id).await?;
     let request = TurnRequest {
         workspace_id: q
             .workspace

@@ -79,6 +79,9 @@ pub struct Catalog {
     /// Tool name → every folder that defines it.
     by_name: HashMap<String, BTreeSet<FolderKey>>,
     resolved: BTreeMap<String, ResolvedTool>,
+    /// Per root, the served tools whose winning folder is in it, by name: a root's tool
+    /// set reads its tools here without walking every root's.
+    by_root: Vec<BTreeMap<String, Arc<Tool>>>,
     /// Tool name → duplicate-name errors within one root.
     duplicates: BTreeMap<String, Vec<Diagnostic>>,
     /// Roots that could not be listed.
@@ -109,6 +112,7 @@ impl Catalog {
 
         let mut catalog = Catalog {
             folders: vec![BTreeMap::new(); roots.len()],
+            by_root: vec![BTreeMap::new(); roots.len()],
             roots,
             by_name: HashMap::new(),
             resolved: BTreeMap::new(),
@@ -145,6 +149,12 @@ impl Catalog {
     /// Every served tool, ordered by name.
     pub fn tools(&self) -> impl ExactSizeIterator<Item = &ResolvedTool> {
         self.resolved.values()
+    }
+
+    /// The served tools whose winning folder is in root `i` (the `i`th of
+    /// [`roots`](Self::roots)), by name; none for an index out of range.
+    pub fn tools_in_root(&self, i: usize) -> impl Iterator<Item = &Arc<Tool>> {
+        self.by_root.get(i).into_iter().flat_map(BTreeMap::values)
     }
 
     /// How many tools are served.
@@ -274,7 +284,11 @@ impl Catalog {
     /// defines it twice contributes neither definition, and both get an error.
     fn resolve(&mut self, name: &str) {
         self.duplicates.remove(name);
-        self.resolved.remove(name);
+        if let Some(old) = self.resolved.remove(name)
+            && let Some(root) = self.by_root.get_mut(old.tool.root_index)
+        {
+            root.remove(name);
+        }
         let Some(keys) = self.by_name.get(name) else {
             return;
         };
@@ -303,6 +317,9 @@ impl Catalog {
             self.duplicates.insert(name.to_string(), dups);
         }
         if let Some(winner) = candidates.pop() {
+            if let Some(root) = self.by_root.get_mut(winner.root_index) {
+                root.insert(name.to_string(), Arc::clone(&winner));
+            }
             let shadows = candidates.iter().map(|t| t.dir.clone()).collect();
             self.resolved.insert(
                 name.to_string(),

@@ -149,6 +149,63 @@ fn rescans_touch_only_changed_folders_and_report_events() {
     );
 }
 
+/// Root by root, `tools_in_root` is exactly the served tools whose winning folder is in
+/// that root (the same `Arc`s, by name).
+fn assert_tools_by_root(c: &Catalog, expected: &[&[&str]]) {
+    for (i, want) in expected.iter().enumerate() {
+        let got: Vec<&str> = c
+            .tools_in_root(i)
+            .map(|t| t.manifest.name.as_str())
+            .collect();
+        assert_eq!(&got, want, "root {i}");
+        let served: Vec<_> = c
+            .tools()
+            .filter(|r| r.tool.root_index == i)
+            .map(|r| &r.tool)
+            .collect();
+        assert_eq!(served.len(), got.len(), "root {i}");
+        for (a, b) in c.tools_in_root(i).zip(served) {
+            assert!(Arc::ptr_eq(a, b), "root {i}: {}", a.manifest.name);
+        }
+    }
+    assert_eq!(c.tools_in_root(expected.len()).count(), 0, "no such root");
+}
+
+#[test]
+fn each_roots_tools_follow_overrides_duplicates_renames_and_removals() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    tool(&a, "x", "x", 1);
+    tool(&a, "w", "w", 1);
+    tool(&b, "y", "y", 1);
+    tool(&b, "x-over", "x", 1);
+    let mut c = Catalog::scan(roots(&[&a, &b]));
+    assert_tools_by_root(&c, &[&["w"], &["x", "y"]]);
+    // The overriding folder goes: the name moves back to the earlier root.
+    std::fs::remove_dir_all(b.join("x-over")).unwrap();
+    c.rescan_root(1);
+    assert_tools_by_root(&c, &[&["w", "x"], &["y"]]);
+    // A duplicate within the later root serves neither of its folders.
+    tool(&b, "w1", "w", 1);
+    tool(&b, "w2", "w", 1);
+    c.rescan_root(1);
+    assert_tools_by_root(&c, &[&["w", "x"], &["y"]]);
+    std::fs::remove_dir_all(b.join("w2")).unwrap();
+    c.rescan_root(1);
+    assert_tools_by_root(&c, &[&["x"], &["w", "y"]]);
+    // A rename, a breakage, an edit.
+    tool(&b, "y", "z", 1);
+    c.rescan_folders([(1, "y".to_string())]);
+    assert_tools_by_root(&c, &[&["x"], &["w", "z"]]);
+    std::fs::write(b.join("w1/TOOL.md"), "---\nname: w\n").unwrap();
+    c.rescan_folders([(1, "w1".to_string())]);
+    assert_tools_by_root(&c, &[&["w", "x"], &["z"]]);
+    tool_with(&a, "x", "x", 2, "more docs");
+    c.rescan_folders([(0, "x".to_string())]);
+    assert_tools_by_root(&c, &[&["w", "x"], &["z"]]);
+    assert_eq!(c.tools_in_root(0).nth(1).unwrap().manifest.version, 2);
+}
+
 #[test]
 fn watcher_publishes_changes_as_folders_change() {
     let t = tempfile::tempdir().unwrap();

@@ -286,8 +286,29 @@ impl Store {
         .await?;
         let agents = rows.iter().map(agent_from_row).collect::<Result<_, _>>()?;
         let mut page = Page::cut(agents, limit, |a: &Agent| a.id.clone());
-        for agent in &mut page.items {
-            self.load_grants(agent).await?;
+        // The page's grants and rules in two statements (not two per agent): its agents
+        // are exactly those with ids after the cursor up to its last.
+        if let Some(last) = page.items.last().map(|a| a.id.clone()) {
+            let grants = sqlx::query(
+                "SELECT agent_id, ordinal, kind, ref, layer, default_rule FROM agent_grants \
+                 WHERE agent_id > $1 AND agent_id <= $2 ORDER BY agent_id, ordinal",
+            )
+            .bind(after.unwrap_or(""))
+            .bind(&last)
+            .fetch_all(&self.pool)
+            .await?;
+            let rules = sqlx::query(
+                "SELECT agent_id, ordinal, tool_key, rule FROM agent_tool_rules \
+                 WHERE agent_id > $1 AND agent_id <= $2",
+            )
+            .bind(after.unwrap_or(""))
+            .bind(&last)
+            .fetch_all(&self.pool)
+            .await?;
+            let mut by_agent = grants_by_agent(&grants, &rules)?;
+            for agent in &mut page.items {
+                agent.spec.grants = by_agent.remove(&agent.id).unwrap_or_default();
+            }
         }
         Ok(page)
     }
@@ -313,46 +334,21 @@ impl Store {
 
     async fn load_grants(&self, agent: &mut Agent) -> Result<(), StoreError> {
         let grants = sqlx::query(
-            "SELECT ordinal, kind, ref, layer, default_rule FROM agent_grants \
+            "SELECT agent_id, ordinal, kind, ref, layer, default_rule FROM agent_grants \
              WHERE agent_id = $1 ORDER BY ordinal",
         )
         .bind(&agent.id)
         .fetch_all(&self.pool)
         .await?;
-        let rules =
-            sqlx::query("SELECT ordinal, tool_key, rule FROM agent_tool_rules WHERE agent_id = $1")
-                .bind(&agent.id)
-                .fetch_all(&self.pool)
-                .await?;
-        let mut by_ordinal: BTreeMap<i64, GrantSpec> = BTreeMap::new();
-        for row in &grants {
-            let kind: String = row.try_get("kind")?;
-            let reference: String = row.try_get("ref")?;
-            let (tool_set, mcp_server) = match kind.as_str() {
-                "mcp_server" => (None, Some(reference)),
-                _ => (Some(reference), None),
-            };
-            by_ordinal.insert(
-                row.try_get("ordinal")?,
-                GrantSpec {
-                    tool_set,
-                    mcp_server,
-                    layer: parse_layer(&row.try_get::<String, _>("layer")?),
-                    default: Rule::parse(&row.try_get::<String, _>("default_rule")?),
-                    rules: BTreeMap::new(),
-                },
-            );
-        }
-        for row in &rules {
-            let ordinal: i64 = row.try_get("ordinal")?;
-            if let Some(g) = by_ordinal.get_mut(&ordinal) {
-                g.rules.insert(
-                    row.try_get("tool_key")?,
-                    Rule::parse(&row.try_get::<String, _>("rule")?),
-                );
-            }
-        }
-        agent.spec.grants = by_ordinal.into_values().collect();
+        let rules = sqlx::query(
+            "SELECT agent_id, ordinal, tool_key, rule FROM agent_tool_rules WHERE agent_id = $1",
+        )
+        .bind(&agent.id)
+        .fetch_all(&self.pool)
+        .await?;
+        agent.spec.grants = grants_by_agent(&grants, &rules)?
+            .remove(&agent.id)
+            .unwrap_or_default();
         Ok(())
     }
 
@@ -566,6 +562,47 @@ async fn write_grants(
         }
     }
     Ok(())
+}
+
+/// Grant rows (`agent_id, ordinal, kind, ref, layer, default_rule`) and rule rows
+/// (`agent_id, ordinal, tool_key, rule`) as each agent's grants, in ordinal order.
+fn grants_by_agent(
+    grants: &[sqlx::any::AnyRow],
+    rules: &[sqlx::any::AnyRow],
+) -> Result<BTreeMap<String, Vec<GrantSpec>>, StoreError> {
+    let mut by_key: BTreeMap<(String, i64), GrantSpec> = BTreeMap::new();
+    for row in grants {
+        let kind: String = row.try_get("kind")?;
+        let reference: String = row.try_get("ref")?;
+        let (tool_set, mcp_server) = match kind.as_str() {
+            "mcp_server" => (None, Some(reference)),
+            _ => (Some(reference), None),
+        };
+        by_key.insert(
+            (row.try_get("agent_id")?, row.try_get("ordinal")?),
+            GrantSpec {
+                tool_set,
+                mcp_server,
+                layer: parse_layer(&row.try_get::<String, _>("layer")?),
+                default: Rule::parse(&row.try_get::<String, _>("default_rule")?),
+                rules: BTreeMap::new(),
+            },
+        );
+    }
+    for row in rules {
+        let key: (String, i64) = (row.try_get("agent_id")?, row.try_get("ordinal")?);
+        if let Some(g) = by_key.get_mut(&key) {
+            g.rules.insert(
+                row.try_get("tool_key")?,
+                Rule::parse(&row.try_get::<String, _>("rule")?),
+            );
+        }
+    }
+    let mut by_agent: BTreeMap<String, Vec<GrantSpec>> = BTreeMap::new();
+    for ((agent, _), grant) in by_key {
+        by_agent.entry(agent).or_default().push(grant);
+    }
+    Ok(by_agent)
 }
 
 fn agent_from_row(row: &sqlx::any::AnyRow) -> Result<Agent, StoreError> {

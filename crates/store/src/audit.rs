@@ -94,15 +94,20 @@ impl Store {
         limit: usize,
     ) -> Result<Page<AuditEvent>, StoreError> {
         let limit = limit.clamp(1, 500);
-        // Ids are time-ordered, so one column pages.
-        let rows = sqlx::query(
-            "SELECT id, happened_at, actor, action, target_kind, target_id, outcome, old_value, new_value \
-             FROM audit_events WHERE id < $1 ORDER BY id DESC LIMIT $2",
-        )
-        .bind(before.unwrap_or("~"))
-        .bind(limit as i64 + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        // Ids are time-ordered, so one column pages. Without a cursor, no bound at all: a
+        // sentinel such as `'~'` sorts before the ids, not after, under some collations.
+        let query = match before {
+            Some(before) => sqlx::query(
+                "SELECT id, happened_at, actor, action, target_kind, target_id, outcome, old_value, new_value \
+                 FROM audit_events WHERE id < $1 ORDER BY id DESC LIMIT $2",
+            )
+            .bind(before),
+            None => sqlx::query(
+                "SELECT id, happened_at, actor, action, target_kind, target_id, outcome, old_value, new_value \
+                 FROM audit_events ORDER BY id DESC LIMIT $1",
+            ),
+        };
+        let rows = query.bind(limit as i64 + 1).fetch_all(&self.pool).await?;
         let mut items = Vec::with_capacity(rows.len());
         for row in &rows {
             items.push(AuditEvent {

@@ -168,7 +168,17 @@ impl Store {
         Ok(())
     }
 
-    /// Calls, newest first, `limit` (1 to 500) before the cursor `before` (a call id).
+    /// Calls, newest first (by start, then id), `limit` (1 to 500) after the cursor
+    /// `before` (the id of the last call of the previous page; one no longer in the log
+    /// ends the list).
+    ///
+    /// The statement holds only the conditions asked for, so that each engine's planner
+    /// sees plain equalities and ranges and walks one index newest first, stopping after a
+    /// page: `(column, started_at, id)` for a filter (`(tool, outcome, …)` for both),
+    /// `(started_at, id)` otherwise, where `since` and `until` bound the range. On SQLite,
+    /// which plans without statistics, the first filter of tool, agent, user and outcome
+    /// (roughly the most selective first) picks the index and the others only filter
+    /// (`+column` keeps a column off an index there); PostgreSQL chooses by its statistics.
     pub async fn calls(
         &self,
         filter: &CallFilter,
@@ -176,22 +186,59 @@ impl Store {
         limit: usize,
     ) -> Result<Page<CallRow>, StoreError> {
         let limit = limit.clamp(1, 500);
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {CALL_COLUMNS} FROM tool_calls \
-             WHERE id < $1 AND ($2 = '' OR tool = $2) AND ($3 = '' OR agent_id = $3) \
-             AND ($4 = '' OR principal = $4) AND ($5 = '' OR outcome = $5) \
-             AND started_at >= $6 AND started_at < $7 ORDER BY id DESC LIMIT $8"
-        )))
-        .bind(before.unwrap_or("~"))
-        .bind(filter.tool.as_deref().unwrap_or(""))
-        .bind(filter.agent.as_deref().unwrap_or(""))
-        .bind(filter.principal.as_deref().unwrap_or(""))
-        .bind(filter.outcome.map_or("", Outcome::as_str))
-        .bind(filter.since.unwrap_or(i64::MIN))
-        .bind(filter.until.unwrap_or(i64::MAX))
-        .bind(limit as i64 + 1)
-        .fetch_all(&self.pool)
-        .await?;
+        let mut sql = format!("SELECT {CALL_COLUMNS} FROM tool_calls WHERE 1 = 1");
+        let mut texts: Vec<&str> = Vec::new();
+        let mut leading: Option<&str> = None;
+        for (column, value) in [
+            ("tool", filter.tool.as_deref()),
+            ("agent_id", filter.agent.as_deref()),
+            ("principal", filter.principal.as_deref()),
+            ("outcome", filter.outcome.map(Outcome::as_str)),
+        ] {
+            let Some(value) = value else { continue };
+            texts.push(value);
+            let indexed = match leading {
+                None => true,
+                // `(tool, outcome, started_at, id)` serves both.
+                Some(first) => first == "tool" && column == "outcome",
+            };
+            leading.get_or_insert(column);
+            let hint = if !indexed && self.engine() == crate::Engine::Sqlite {
+                "+"
+            } else {
+                ""
+            };
+            sql.push_str(&format!(" AND {hint}{column} = ${}", texts.len()));
+        }
+        if let Some(before) = before {
+            texts.push(before);
+            let n = texts.len();
+            sql.push_str(&format!(
+                " AND (started_at, id) < ((SELECT started_at FROM tool_calls WHERE id = ${n}), ${n})"
+            ));
+        }
+        let mut numbers: Vec<i64> = Vec::new();
+        for (condition, value) in [(">=", filter.since), ("<", filter.until)] {
+            let Some(value) = value else { continue };
+            numbers.push(value);
+            sql.push_str(&format!(
+                " AND started_at {condition} ${}",
+                texts.len() + numbers.len()
+            ));
+        }
+        sql.push_str(&format!(
+            " ORDER BY started_at DESC, id DESC LIMIT ${}",
+            texts.len() + numbers.len() + 1
+        ));
+        // Built from fixed column names and placeholders only: every value is bound.
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for text in texts {
+            query = query.bind(text);
+        }
+        for number in numbers {
+            query = query.bind(number);
+        }
+        let rows = query.bind(limit as i64 + 1).fetch_all(&self.pool).await?;
         let items = rows.iter().map(call_row).collect::<Result<Vec<_>, _>>()?;
         Ok(Page::cut(items, limit, |c| c.id.clone()))
     }

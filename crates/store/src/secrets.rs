@@ -42,22 +42,36 @@ impl Cipher {
     }
 
     /// The key in `path`, created (32 random bytes, mode 0600) when missing. A key file
-    /// others may read is refused: it would open every secret.
+    /// others may read is refused: it would open every secret. The key is written whole to
+    /// a temporary file and linked into place, so a process killed meanwhile leaves no key
+    /// file rather than an empty one; an empty one (left by an older Toolhost) never
+    /// sealed anything and is replaced.
     pub fn from_file(path: &Path) -> Result<Cipher, StoreError> {
         let io = |e: std::io::Error| StoreError::Secret(format!("{}: {e}", path.display()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)
-        {
-            Ok(mut file) => {
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            std::fs::remove_file(path).map_err(io)?;
+        }
+        if std::fs::symlink_metadata(path).is_err() {
+            let mut name = path.as_os_str().to_owned();
+            name.push(format!(".{}.tmp", crate::new_id()));
+            let tmp = std::path::PathBuf::from(name);
+            let written = (|| {
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&tmp)?;
                 let key = Aes256Gcm::generate_key(OsRng);
-                file.write_all(B64.encode(key).as_bytes()).map_err(io)?;
-                file.sync_all().map_err(io)?;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(io(e)),
+                file.write_all(B64.encode(key).as_bytes())?;
+                file.sync_all()?;
+                // Fails if another process put its key there first: then that one is used.
+                match std::fs::hard_link(&tmp, path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+                    _ => Ok(()),
+                }
+            })();
+            let _ = std::fs::remove_file(&tmp);
+            written.map_err(io)?;
         }
         let meta = std::fs::symlink_metadata(path).map_err(io)?;
         if !meta.is_file() {

@@ -27,6 +27,12 @@ where
 
 /// A new database on the test PostgreSQL server.
 async fn fresh_postgres() -> String {
+    fresh_postgres_with("").await
+}
+
+/// A new database on the test PostgreSQL server, made with `options` (`CREATE DATABASE
+/// name OPTIONS`).
+async fn fresh_postgres_with(options: &str) -> String {
     let url = std::env::var("TOOLHOST_TEST_DATABASE_URL").unwrap_or_else(|_| {
         panic!(
             "TOOLHOST_TEST_DATABASE_URL is not set: run `bash scripts/test`, which installs \
@@ -35,10 +41,12 @@ async fn fresh_postgres() -> String {
     });
     let name = format!("t_{}", toolhost_store::new_id());
     let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "CREATE DATABASE {name} {options}"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
     admin.close().await.unwrap();
     let mut parsed = url::Url::parse(&url).unwrap();
     parsed.set_path(&name);
@@ -273,6 +281,63 @@ async fn agents_page_by_cursor() {
         }
         let expected: Vec<String> = (0..7).map(|i| format!("agent-{i}")).collect();
         assert_eq!(seen, expected);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_page_of_agents_carries_each_agents_own_grants_and_rules() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        // Agents with no grant, one, several; rules on some; an id that sorts between
+        // others' ("b" < "b-1" < "b0"), so that page bounds fall inside runs of rows.
+        for (i, id) in ["a", "b", "b-1", "b0", "c", "d"].iter().enumerate() {
+            let grants = (0..i % 4)
+                .map(|g| {
+                    let mut grant = if g == 1 {
+                        GrantSpec {
+                            mcp_server: Some(format!("server-{i}")),
+                            default: Rule::Deny,
+                            layer: Layer::Search,
+                            ..GrantSpec::default()
+                        }
+                    } else {
+                        tool_set(&format!("set-{i}-{g}"))
+                    };
+                    for r in 0..(i + g) % 3 {
+                        grant.rules.insert(format!("tool_{i}_{g}_{r}"), Rule::Deny);
+                    }
+                    grant
+                })
+                .collect();
+            store
+                .create_agent("admin", id, spec(&format!("Agent {id}"), grants))
+                .await
+                .unwrap();
+        }
+        for limit in [1, 2, 4, 10] {
+            let mut seen = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let page = store.agents(cursor.as_deref(), limit).await.unwrap();
+                for agent in &page.items {
+                    // The page's batched read gives what reading the agent alone gives.
+                    assert_eq!(Some(agent), store.agent(&agent.id).await.unwrap().as_ref());
+                    seen.push(agent.id.clone());
+                }
+                match page.next {
+                    Some(next) => cursor = Some(next),
+                    None => break,
+                }
+            }
+            assert_eq!(seen, ["a", "b", "b-1", "b0", "c", "d"], "limit {limit}");
+        }
+        let d = store.agent("d").await.unwrap().unwrap();
+        assert_eq!(d.spec.grants.len(), 1);
+        let b0 = store.agent("b0").await.unwrap().unwrap();
+        assert_eq!(b0.spec.grants.len(), 3);
+        assert_eq!(b0.spec.grants[1].mcp_server.as_deref(), Some("server-3"));
+        assert_eq!(b0.spec.grants[1].rules.len(), 1);
     })
     .await;
 }
@@ -672,6 +737,169 @@ async fn the_call_queue_writes_every_row_in_batches_and_lists_them_by_filter() {
     .await;
 }
 
+/// Calls whose order by start differs from their ids' (a long call is recorded, and gets
+/// its id, after calls that started later), with ties in start time.
+fn varied_calls() -> Vec<CallRow> {
+    let outcomes = [
+        Outcome::Success,
+        Outcome::Error,
+        Outcome::Denied,
+        Outcome::Cancelled,
+        Outcome::Timeout,
+    ];
+    (0..240)
+        .map(|i| {
+            let mut c = call(i, ["now", "add", "fetch"][i % 3], outcomes[(i / 3) % 5]);
+            // Ids follow i; starts go backwards every fourth call, and pairs share one.
+            c.started_at = 2_000_000 + (i as i64 / 2) * 10 - if i % 4 == 0 { 35 } else { 0 };
+            c.principal = ["alice", "bob", "carol", "dan"][(i / 7) % 4].into();
+            c.agent_id = (i % 5 != 0).then(|| format!("agent-{}", i % 4));
+            c
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_call_log_pages_any_filter_newest_first_without_gaps_or_repeats() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        let rows = varied_calls();
+        store.insert_calls(&rows).await.unwrap();
+        let f = |tool: Option<&str>,
+                 agent: Option<&str>,
+                 user: Option<&str>,
+                 outcome: Option<Outcome>,
+                 since: Option<i64>,
+                 until: Option<i64>| CallFilter {
+            tool: tool.map(str::to_string),
+            agent: agent.map(str::to_string),
+            principal: user.map(str::to_string),
+            outcome,
+            since,
+            until,
+        };
+        let filters = [
+            f(None, None, None, None, None, None),
+            f(Some("add"), None, None, None, None, None),
+            f(None, Some("agent-2"), None, None, None, None),
+            f(None, None, Some("bob"), None, None, None),
+            f(None, None, None, Some(Outcome::Timeout), None, None),
+            f(Some("now"), None, None, Some(Outcome::Error), None, None),
+            f(
+                Some("now"),
+                Some("agent-1"),
+                Some("alice"),
+                None,
+                None,
+                None,
+            ),
+            f(
+                None,
+                Some("agent-3"),
+                None,
+                Some(Outcome::Success),
+                None,
+                None,
+            ),
+            f(None, None, Some("carol"), Some(Outcome::Denied), None, None),
+            f(
+                Some("fetch"),
+                None,
+                Some("dan"),
+                Some(Outcome::Cancelled),
+                None,
+                None,
+            ),
+            f(None, None, None, None, Some(2_000_400), None),
+            f(None, None, None, None, None, Some(2_000_700)),
+            f(
+                Some("add"),
+                None,
+                None,
+                None,
+                Some(2_000_300),
+                Some(2_000_900),
+            ),
+            f(None, None, Some("alice"), None, None, Some(2_000_555)),
+            f(Some("nothing"), None, None, None, None, None),
+        ];
+        for filter in &filters {
+            let mut expected: Vec<&CallRow> = rows
+                .iter()
+                .filter(|c| {
+                    filter.tool.as_ref().is_none_or(|t| *t == c.tool)
+                        && filter
+                            .agent
+                            .as_ref()
+                            .is_none_or(|a| c.agent_id.as_ref() == Some(a))
+                        && filter.principal.as_ref().is_none_or(|p| *p == c.principal)
+                        && filter.outcome.is_none_or(|o| o == c.outcome)
+                        && filter.since.is_none_or(|s| c.started_at >= s)
+                        && filter.until.is_none_or(|u| c.started_at < u)
+                })
+                .collect();
+            expected.sort_by(|a, b| (b.started_at, &b.id).cmp(&(a.started_at, &a.id)));
+            let expected: Vec<&str> = expected.iter().map(|c| c.id.as_str()).collect();
+            let mut seen: Vec<String> = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let page = store.calls(filter, cursor.as_deref(), 7).await.unwrap();
+                assert!(page.items.len() <= 7);
+                seen.extend(page.items.iter().map(|c| c.id.clone()));
+                match page.next {
+                    Some(next) => {
+                        assert_eq!(page.items.len(), 7, "only a full page has a next");
+                        cursor = Some(next);
+                    }
+                    None => break,
+                }
+            }
+            assert_eq!(seen, expected, "{filter:?}");
+        }
+        // The rows come back whole.
+        let newest = store.calls(&CallFilter::default(), None, 1).await.unwrap();
+        let want = rows
+            .iter()
+            .max_by_key(|c| (c.started_at, c.id.clone()))
+            .unwrap();
+        assert_eq!(&newest.items[0], want);
+        // A cursor naming no call ends the list; so does the last call's id.
+        for gone in ["nope", "~", ""] {
+            let page = store
+                .calls(&CallFilter::default(), Some(gone), 10)
+                .await
+                .unwrap();
+            assert!(page.items.is_empty() && page.next.is_none(), "{gone:?}");
+        }
+    })
+    .await;
+}
+
+/// PostgreSQL under a linguistic collation (ICU's en-US, as a glibc en_US.UTF-8 cluster
+/// also sorts): symbols sort before digits there, so no first page may hang on a
+/// sentinel such as `id < '~'`.
+#[tokio::test]
+async fn first_pages_hold_rows_under_a_linguistic_collation() {
+    let url =
+        fresh_postgres_with("LOCALE_PROVIDER icu ICU_LOCALE 'en-US' TEMPLATE template0").await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(Location::Postgres(url), Some(cipher(&dir)))
+        .await
+        .unwrap();
+    store
+        .create_agent("admin", "a", spec("A", vec![tool_set("time")]))
+        .await
+        .unwrap();
+    store.insert_calls(&varied_calls()[..10]).await.unwrap();
+    let calls = store.calls(&CallFilter::default(), None, 50).await.unwrap();
+    assert_eq!(calls.items.len(), 10);
+    let audit = store.audit(None, 50).await.unwrap();
+    assert_eq!(audit.items.len(), 1);
+    assert_eq!(audit.items[0].action, "agent.create");
+    let agents = store.agents(None, 50).await.unwrap();
+    assert_eq!(agents.items.len(), 1);
+}
+
 #[tokio::test]
 async fn a_full_queue_counts_what_it_loses_and_never_blocks() {
     let dir = tempfile::tempdir().unwrap();
@@ -1018,4 +1246,21 @@ async fn a_host_with_a_store_serves_stored_agents_and_accepts_stored_tokens() {
         host.shutdown().await;
     })
     .await;
+}
+
+#[test]
+fn a_key_file_is_made_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.key");
+    // An empty file, as a start killed while writing it once left: replaced.
+    std::fs::write(&path, "").unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    Cipher::from_file(&path).unwrap();
+    let key = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(key.trim().len(), 44, "{key:?}");
+    // Made once: the next open reads the same key, and no temporary file is left.
+    Cipher::from_file(&path).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), key);
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert_eq!(names.len(), 1, "{names:?}");
 }

@@ -138,9 +138,9 @@ impl RootTools {
             return ToolMap::new();
         };
         let mut map = ToolMap::new();
-        for resolved in catalog.tools().filter(|t| t.tool.root_index == self.index) {
-            let mut tool = Tool::folder(Arc::clone(&resolved.tool));
-            if let Some(icon) = self.icons.get(&resolved.tool.manifest.name) {
+        for resolved in catalog.tools_in_root(self.index) {
+            let mut tool = Tool::folder(Arc::clone(resolved));
+            if let Some(icon) = self.icons.get(&resolved.manifest.name) {
                 tool = tool.with_icon(icon);
             }
             map.add(tool);
@@ -156,7 +156,14 @@ impl ToolFactory for RootTools {
     }
 
     fn known_tools(&self) -> Vec<String> {
-        self.current().keys().map(str::to_string).collect()
+        // The names alone: building each tool (its identity, annotations) is for turns.
+        match self.catalog.read() {
+            Ok(c) => c
+                .tools_in_root(self.index)
+                .map(|t| t.manifest.name.clone())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
     }
 
     fn icon_overrides(&self) -> Vec<(String, String)> {
