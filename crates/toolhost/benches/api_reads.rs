@@ -237,8 +237,11 @@ fn check(read: &ApiRead, client: &mut Client, d: &Data) {
             );
         }
         "GET /calls?limit=50" | "GET /agents" | "GET /audit" => {
+            assert!(items == 50 && json["next"].is_string(), "{json}");
+        }
+        "GET /agents?cursor= (page 3)" => {
             assert!(
-                items > 0 && json["next"].is_string() || read.label == "GET /audit",
+                items == 50 && json["items"][0]["id"] == "agent-100",
                 "{json}"
             );
         }
