@@ -130,6 +130,14 @@ try {
     icons: await page.$$eval('symbol', (s) => s.map((x) => x.id)),
   };
   await shot('overview');
+  // Dark, when the system says so.
+  const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const light = await background();
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const dark = await background();
+  assert.notEqual(light, dark, 'prefers-color-scheme: dark changes the colours');
+  await shot('overview-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
 
   // Keyboard: the skip link comes first and shows; focus is visible.
   await page.keyboard.press('Tab');
@@ -153,6 +161,8 @@ try {
   result.pages.search = { hits, url: page.url() };
   assert.deepEqual(hits, ['slow']);
   await shot('catalog-search');
+  // htmx keeps no copy of a page in the browser's storage (one user's data, after sign-out).
+  assert.equal(await page.evaluate(() => localStorage.length), 0, 'no page in localStorage');
   step('search finds slow');
 
   // The same search without JavaScript: a plain GET form.

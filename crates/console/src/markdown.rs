@@ -47,7 +47,7 @@ pub(crate) fn render(markdown: &str) -> String {
 /// `url` if its scheme is a safe one (or it has none), else `#`.
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
     let trimmed = url.trim_start();
-    let scheme_end = trimmed.find(|c: char| matches!(c, ':' | '/' | '?' | '#'));
+    let scheme_end = trimmed.find([':', '/', '?', '#']);
     let safe = match scheme_end {
         Some(i) if trimmed[i..].starts_with(':') => {
             let scheme = trimmed[..i].to_ascii_lowercase();
