@@ -202,6 +202,16 @@ try {
   };
   await shot('tool-set');
 
+  // A plugin's tool, granted to agents only: its page shows its set's definition.
+  const plugin = await page.goto(base + '/catalog/tools/get_current_time');
+  assert.equal(plugin.status(), 200);
+  assert.match(await page.textContent('#main'), /agents granted this tool set get it/);
+  result.pages.pluginTool = {
+    title: (await page.textContent('h1')).trim(),
+    set: await page.$$eval('.crumbs a', (a) => a.map((x) => x.getAttribute('href'))),
+  };
+  await shot('plugin-tool');
+
   // An unknown page.
   expecting = true;
   const missing = await page.goto(base + '/catalog/tools/nope');

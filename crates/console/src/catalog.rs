@@ -2,7 +2,7 @@
 //! and tools, searched across names and descriptions by a GET form; a tool set's page; a
 //! tool's page with its schema, annotations, what it shadows and its TOOL.md rendered.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
@@ -112,6 +112,26 @@ fn all_sets(state: &ConsoleState) -> Vec<(SetView, Option<String>)> {
     sets
 }
 
+/// The names of the tools that have a page: those served to the caller, and those of
+/// tool sets with a fixed list (a factory's are known only per turn).
+async fn with_pages(state: &ConsoleState, who: &Signed) -> HashSet<String> {
+    let mut names: HashSet<String> = state
+        .endpoint
+        .tools(&who.caller)
+        .await
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    if let Some(registry) = state.host.registry() {
+        for e in registry.tool_sets() {
+            if let Tools::Static(map) = &e.set.tools {
+                names.extend(map.keys().map(str::to_string));
+            }
+        }
+    }
+    names
+}
+
 fn health(h: SourceHealth) -> HealthView {
     match h {
         SourceHealth::NotContacted => HealthView {
@@ -164,6 +184,8 @@ struct CatalogPage {
     pages: usize,
     prev: Option<String>,
     next: Option<String>,
+    /// Tools that have a page, to link.
+    linked: HashSet<String>,
 }
 
 pub(crate) async fn index(
@@ -248,6 +270,7 @@ pub(crate) async fn index(
         }
         url
     };
+    let linked = with_pages(&state, &who).await;
     let prev = (page_no > 1).then(|| link(page_no - 1));
     let next = (page_no < pages).then(|| link(page_no + 1));
     if prev.is_some() || next.is_some() {
@@ -273,6 +296,7 @@ pub(crate) async fn index(
             pages,
             prev,
             next,
+            linked,
         },
     )
 }
@@ -280,7 +304,7 @@ pub(crate) async fn index(
 pub(crate) struct SetTool {
     pub(crate) name: String,
     pub(crate) description: String,
-    /// Whether the signed-in caller may call it (then it has a page).
+    /// Whether it has a page (served to the caller, or in a fixed list).
     pub(crate) visible: bool,
 }
 
@@ -302,27 +326,35 @@ pub(crate) async fn set_page(
     };
     let mut icons = Icons::default();
     set.icon = icons.take(icon.as_deref());
-    let visible: HashMap<String, ToolInfo> = state
+    let served: HashMap<String, ToolInfo> = state
         .endpoint
         .tools(&who.caller)
         .await
         .into_iter()
         .map(|t| (t.name.clone(), t))
         .collect();
+    let defined: HashMap<String, String> = match state.host.registry().and_then(|r| r.tool_set(&id))
+    {
+        Some(e) => match &e.set.tools {
+            Tools::Static(map) => map
+                .iter()
+                .map(|(k, t)| (k.to_string(), t.description()))
+                .collect(),
+            Tools::Factory(_) => HashMap::new(),
+        },
+        None => HashMap::new(),
+    };
     let tools = set
         .tools
         .iter()
-        .map(|name| match visible.get(name) {
-            Some(t) => SetTool {
-                name: name.clone(),
-                description: t.description.clone(),
-                visible: true,
-            },
-            None => SetTool {
-                name: name.clone(),
-                description: String::new(),
-                visible: false,
-            },
+        .map(|name| SetTool {
+            name: name.clone(),
+            description: served
+                .get(name)
+                .map(|t| t.description.clone())
+                .or_else(|| defined.get(name).cloned())
+                .unwrap_or_default(),
+            visible: served.contains_key(name) || defined.contains_key(name),
         })
         .collect();
     let layout = Layout::new(&who.caller, "/catalog", set.name.clone(), icons);
@@ -357,6 +389,8 @@ struct ToolPage {
     description: String,
     icon: &'static str,
     set: Option<(String, String)>,
+    /// Whether the signed-in caller may call it (else only agents granted its set may).
+    callable: bool,
     badges: Vec<&'static str>,
     params: Vec<Param>,
     schema: String,
@@ -365,38 +399,88 @@ struct ToolPage {
     docs: String,
 }
 
+/// A tool as its page shows it: served to the signed-in caller, or defined by a tool set
+/// that only agents are granted.
+struct Found {
+    title: String,
+    description: String,
+    schema: Value,
+    hints: Option<Hints>,
+    tool: ToolRef,
+    set: Option<String>,
+    icon: Option<String>,
+    callable: bool,
+}
+
+async fn find_tool(state: &ConsoleState, who: &Signed, name: &str) -> Option<Found> {
+    if let Some(target) = state.endpoint.resolve(&who.caller, name).await
+        && let Some(info) = state
+            .endpoint
+            .tools(&who.caller)
+            .await
+            .into_iter()
+            .find(|t| t.name == name)
+    {
+        return Some(Found {
+            title: info.title,
+            description: info.description,
+            schema: Value::Object((*info.input_schema).clone()),
+            hints: info.hints,
+            tool: target.tool,
+            set: target.set,
+            icon: None,
+            callable: true,
+        });
+    }
+    // Not served to this caller (a plugin's tool, granted to agents only): its set's
+    // definition, for the catalog.
+    let registry = state.host.registry()?;
+    registry.tool_sets().find_map(|e| {
+        let Tools::Static(map) = &e.set.tools else {
+            return None;
+        };
+        let (_, tool) = map.iter().find(|(key, _)| *key == name)?;
+        let a = tool.annotations();
+        Some(Found {
+            title: tool.target().name().to_string(),
+            description: tool.description(),
+            schema: tool.input_schema(),
+            hints: Some(Hints {
+                read_only: a.read_only,
+                destructive: a.destructive,
+                idempotent: a.idempotent,
+                open_world: a.open_world,
+            }),
+            tool: tool.target().clone(),
+            set: Some(e.set.id.clone()),
+            icon: tool.icon().map(str::to_string),
+            callable: false,
+        })
+    })
+}
+
 pub(crate) async fn tool_page(
     State(state): State<ConsoleState>,
     who: Signed,
     Path(name): Path<String>,
 ) -> Response {
-    let missing = || {
-        page::failure(
-            StatusCode::NOT_FOUND,
-            "There is no tool of that name, or it is not one you may call.",
-        )
-    };
-    let Some(target) = state.endpoint.resolve(&who.caller, &name).await else {
-        return missing();
-    };
-    let Some(info) = state
-        .endpoint
-        .tools(&who.caller)
-        .await
-        .into_iter()
-        .find(|t| t.name == name)
-    else {
-        return missing();
+    let Some(found) = find_tool(&state, &who, &name).await else {
+        return page::failure(StatusCode::NOT_FOUND, "There is no tool of that name.");
     };
     let sets = all_sets(&state);
-    let found = match &target.set {
+    let in_set = match &found.set {
         Some(id) => sets.iter().find(|(s, _)| &s.id == id),
         None => sets.iter().find(|(s, _)| s.tools.contains(&name)),
     };
     let mut icons = Icons::default();
-    let icon = icons.take(found.and_then(|(_, i)| i.as_deref()));
-    let set = found.map(|(s, _)| (s.id.clone(), s.name.clone()));
-    let (folder, docs) = match &target.tool {
+    let icon = icons.take(
+        found
+            .icon
+            .as_deref()
+            .or_else(|| in_set.and_then(|(_, i)| i.as_deref())),
+    );
+    let set = in_set.map(|(s, _)| (s.id.clone(), s.name.clone()));
+    let (folder, docs) = match &found.tool {
         ToolRef::Folder(t) => {
             let shadows = {
                 let catalog = state.host.catalog().read();
@@ -430,20 +514,20 @@ pub(crate) async fn tool_page(
         }
         ToolRef::Native(_) => (None, String::new()),
     };
-    let schema = Value::Object((*info.input_schema).clone());
-    let layout = Layout::new(&who.caller, "/catalog", info.title.clone(), icons);
+    let layout = Layout::new(&who.caller, "/catalog", found.title.clone(), icons);
     page::html(
         StatusCode::OK,
         &ToolPage {
             layout,
-            badges: badges(info.hints),
-            params: params(&schema),
-            schema: serde_json::to_string_pretty(&schema).unwrap_or_default(),
-            name: info.name,
-            title: info.title,
-            description: info.description,
+            badges: badges(found.hints),
+            params: params(&found.schema),
+            schema: serde_json::to_string_pretty(&found.schema).unwrap_or_default(),
+            name,
+            title: found.title,
+            description: found.description,
             icon,
             set,
+            callable: found.callable,
             folder,
             docs,
         },

@@ -232,6 +232,12 @@ fn the_console_in_chromium() {
         .collect();
     set_tools.sort();
     assert_eq!(set_tools, ["echo", "slow"], "{}", pages["toolSet"]);
+    assert_eq!(
+        pages["pluginTool"]["set"],
+        json!(["/catalog", "/catalog/sets/time"]),
+        "{}",
+        pages["pluginTool"]
+    );
 
     // The budgets, page by page.
     let budgets = result["budgets"].as_array().unwrap();
