@@ -122,6 +122,12 @@ impl LocalExecutor {
         self.launcher.sandbox.as_ref().map(|s| s.starts())
     }
 
+    /// The sandbox tool processes start in (what its probe found, whether it is ready);
+    /// `None` when the configuration turned it off.
+    pub fn sandbox(&self) -> Option<&std::sync::Arc<toolhost_sandbox::Sandbox>> {
+        self.launcher.sandbox.as_ref()
+    }
+
     /// The process group of each live Node.js worker: the worker, its sandbox's
     /// processes and whatever its tools started.
     pub fn worker_process_groups(&self) -> Vec<i32> {

@@ -145,6 +145,12 @@ impl Runtime {
         self.inner.executor.sandbox_starts()
     }
 
+    /// The sandbox tool processes start in (what its probe found, whether it is ready);
+    /// `None` when the configuration turned it off.
+    pub fn sandbox(&self) -> Option<&std::sync::Arc<toolhost_sandbox::Sandbox>> {
+        self.inner.executor.sandbox()
+    }
+
     /// The process group of each live Node.js worker: the worker, its sandbox's
     /// processes and whatever its tools started (for status and measurements).
     pub fn worker_process_groups(&self) -> Vec<i32> {

@@ -243,6 +243,30 @@ impl Store {
         Ok(Page::cut(items, limit, |c| c.id.clone()))
     }
 
+    /// How many calls started at or after `since` (ms) ended in each outcome (only
+    /// `principal`'s when given), for summaries such as the console's overview.
+    pub async fn call_counts(
+        &self,
+        since: i64,
+        principal: Option<&str>,
+    ) -> Result<Vec<(Outcome, i64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT outcome, COUNT(*) AS n FROM tool_calls \
+             WHERE started_at >= $1 AND ($2 = '' OR principal = $2) GROUP BY outcome",
+        )
+        .bind(since)
+        .bind(principal.unwrap_or(""))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut counts = Vec::with_capacity(rows.len());
+        for row in &rows {
+            if let Some(outcome) = Outcome::parse(&row.try_get::<String, _>("outcome")?) {
+                counts.push((outcome, row.try_get::<i64, _>("n")?));
+            }
+        }
+        Ok(counts)
+    }
+
     /// The call `id`, once its row is written.
     pub async fn call(&self, id: &str) -> Result<Option<CallRow>, StoreError> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(

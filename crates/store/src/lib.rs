@@ -16,6 +16,7 @@ mod host_impl;
 mod mcp_servers;
 mod open;
 mod secrets;
+mod sessions;
 mod tokens;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -30,6 +31,7 @@ pub use host_impl::{Persisted, StoredAgents, StoredTokens};
 pub use mcp_servers::StoredMcpServer;
 pub use open::{Engine, Location};
 pub use secrets::{Cipher, KEY_VARIABLE};
+pub use sessions::ConsoleSession;
 pub use tokens::{Bearer, NewToken, Role, Scope, Token, User};
 
 /// An open store. Cheap to clone: clones share the pool.
@@ -150,7 +152,7 @@ impl Store {
         Ok(done.rows_affected() > 0)
     }
 
-    fn cipher(&self) -> Result<&Cipher, StoreError> {
+    pub(crate) fn cipher(&self) -> Result<&Cipher, StoreError> {
         self.cipher.as_ref().ok_or_else(|| {
             StoreError::Secret(format!(
                 "no key to seal secrets with: set ${KEY_VARIABLE} or give the store a key file"

@@ -1264,3 +1264,90 @@ fn a_key_file_is_made_whole_or_not_at_all() {
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
     assert_eq!(names.len(), 1, "{names:?}");
 }
+
+#[tokio::test]
+async fn console_sessions_keep_the_token_sealed_and_end_when_signed_out_or_expired() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at.clone(), Some(cipher(&dir))).await.unwrap();
+        let token = "th_abc_0123456789";
+        let secret = store.begin_session("ada", token, 60_000).await.unwrap();
+        assert!(secret.starts_with("ths_") && secret.len() == 68, "{secret}");
+        let session = store.session(&secret).await.unwrap().unwrap();
+        assert_eq!(
+            (session.user.as_str(), session.token.as_str()),
+            ("ada", token)
+        );
+        // Neither the secret nor the token is stored in clear.
+        let mut conn = match &at {
+            Location::Sqlite(path) => {
+                sqlx::AnyConnection::connect(&format!("sqlite://{}", path.display()))
+                    .await
+                    .unwrap()
+            }
+            Location::Postgres(url) => sqlx::AnyConnection::connect(url).await.unwrap(),
+        };
+        sqlx::any::install_default_drivers();
+        let row: (String, String, String) =
+            sqlx::query_as("SELECT hash, nonce, ciphertext FROM console_sessions")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        let stored = format!("{row:?}");
+        assert!(
+            !stored.contains(&secret[4..]) && !stored.contains("0123456789"),
+            "{stored}"
+        );
+        // Unknown, malformed, another key's, signed out.
+        assert!(store.session("ths_nope").await.unwrap().is_none());
+        assert!(store.session(token).await.unwrap().is_none());
+        let other = Cipher::from_file(&dir.path().join("other.key")).unwrap();
+        let store2 = Store::open(at.clone(), Some(other)).await.unwrap();
+        assert!(store2.session(&secret).await.is_err());
+        assert!(store.end_session(&secret).await.unwrap());
+        assert!(store.session(&secret).await.unwrap().is_none());
+        assert!(!store.end_session(&secret).await.unwrap());
+        // An expired one is gone, and deleted by the next sign-in.
+        let old = store.begin_session("ada", token, -1).await.unwrap();
+        assert!(store.session(&old).await.unwrap().is_none());
+        store.begin_session("bob", token, 60_000).await.unwrap();
+        let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM console_sessions")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        // Without a key there are no sessions.
+        let keyless = Store::open(at, None).await.unwrap();
+        assert!(keyless.begin_session("ada", token, 1000).await.is_err());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn call_counts_by_outcome_since_a_time_and_per_user() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        let mut rows = vec![
+            call(0, "echo", Outcome::Success),
+            call(1, "echo", Outcome::Success),
+            call(2, "slow", Outcome::Error),
+            call(3, "slow", Outcome::Timeout),
+            call(10, "echo", Outcome::Success),
+        ];
+        rows[4].principal = "bob".into();
+        store.insert_calls(&rows).await.unwrap();
+        let mut all = store.call_counts(1_000_001, None).await.unwrap();
+        all.sort_by_key(|(o, _)| o.as_str());
+        assert_eq!(
+            all,
+            [
+                (Outcome::Error, 1),
+                (Outcome::Success, 2),
+                (Outcome::Timeout, 1)
+            ]
+        );
+        let bobs = store.call_counts(0, Some("bob")).await.unwrap();
+        assert_eq!(bobs, [(Outcome::Success, 1)]);
+        assert!(store.call_counts(2_000_000, None).await.unwrap().is_empty());
+    })
+    .await;
+}

@@ -121,7 +121,7 @@ fn key_file(config: &ConfigFile, location: &Location) -> PathBuf {
 
 /// On a store without users (a fresh install): the `admin` user and a token with every
 /// scope, whose secret is printed once, here.
-pub async fn first_start(store: &Store, url: Option<&str>) -> Result<()> {
+pub async fn first_start(store: &Store, url: Option<&str>, sign_in: Option<&str>) -> Result<()> {
     if !store.is_empty().await? {
         return Ok(());
     }
@@ -142,6 +142,9 @@ pub async fn first_start(store: &Store, url: Option<&str>) -> Result<()> {
     eprintln!("  {secret}");
     if let Some(url) = url {
         eprintln!("  use it as `Authorization: Bearer …` at {url}");
+    }
+    if let Some(sign_in) = sign_in {
+        eprintln!("  or sign in to the web console with it at {sign_in}");
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! `toolhost serve [--listen ADDR]`: the long-running server, MCP over Streamable HTTP at
-//! `/mcp`.
+//! `/mcp`; with a store, the HTTP API at `/api/v1` and the web console at `/`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -121,18 +121,39 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let state =
                 toolhost_api::ApiState::new(Arc::clone(&host), store.store().clone(), stop.clone());
             let allowed = toolhost_api::Allowed {
-                hosts: allowed_hosts,
+                hosts: allowed_hosts.clone(),
                 origins: host.config().serve.allowed_origins.clone(),
             };
             app = app.nest("/api/v1", toolhost_api::router(state, allowed));
+            // The web console, at `/`, over the same store (its sessions live there).
+            let secure = host
+                .config()
+                .serve
+                .public_url
+                .as_deref()
+                .is_some_and(|u| u.starts_with("https://"));
+            let console = toolhost_console::ConsoleState::new(
+                Arc::clone(&host),
+                store.store().clone(),
+                secure,
+            );
+            let allowed = toolhost_console::Allowed {
+                hosts: allowed_hosts,
+                origins: host.config().serve.allowed_origins.clone(),
+            };
+            app = app.merge(toolhost_console::router(console, allowed));
         }
         if let Some(store) = &store {
             let url = format!("http://{bound}/mcp");
-            crate::store_args::first_start(store.store(), Some(&url)).await?;
+            let sign_in = format!("http://{bound}/sign-in");
+            crate::store_args::first_start(store.store(), Some(&url), Some(&sign_in)).await?;
         }
         eprintln!("serving MCP at http://{bound}/mcp (Ctrl-C to stop)");
         for path in paths.iter().skip(1) {
             eprintln!("  and an agent's tools at http://{bound}{path}");
+        }
+        if store.is_some() {
+            eprintln!("  and the web console at http://{bound}/");
         }
         toolhost_mcp::connections::serve(listener, app, connection_limits, stop, SHUTDOWN_WAIT)
             .await;

@@ -1,0 +1,277 @@
+//! The web console in a real Chromium: `serve --database` with the fixture tools, driven
+//! by `tests/browser/console.mjs` (playwright-core on Debian's chromium, both installed
+//! by `scripts/test`): sign in (a wrong token refused; the cookie HttpOnly and
+//! SameSite=Strict, never the token), the overview's counts, the catalog searched by a
+//! word of `slow`'s description with and without JavaScript, its tool page (TOOL.md
+//! rendered, schema shown), its tool set, signing out. Each page's first load is
+//! measured against the budgets, and screenshots are kept in
+//! `target/console-screenshots/`. Without a browser the test fails, saying what to run.
+#![allow(clippy::unwrap_used)]
+
+#[path = "mcp/api_client.rs"]
+mod api_client;
+#[path = "mcp/common.rs"]
+mod common;
+#[path = "mcp/raw_http.rs"]
+mod raw_http;
+#[path = "mcp/stored.rs"]
+mod stored;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use api_client::{Api, json_of};
+use common::{Fixture, Server};
+use raw_http::send_to;
+use serde_json::{Value, json};
+use stored::admin_token;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Budgets, per page's first load: everything on the wire, the HTML compressed, the
+/// largest contentful paint.
+const TOTAL_BUDGET: f64 = 100.0 * 1024.0;
+const HTML_BUDGET: f64 = 50.0 * 1024.0;
+const LCP_BUDGET_MS: f64 = 1000.0;
+
+/// Where the browser tests live, once Chromium and playwright-core are installed.
+fn browser_dir() -> PathBuf {
+    let dir = common::repo().join("tests/browser");
+    assert!(
+        std::path::Path::new(CHROMIUM).is_file(),
+        "Chromium is not installed at {CHROMIUM}: run `bash scripts/test` (it installs Debian's \
+         chromium with apt-get)"
+    );
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "playwright-core is not installed in {}: run `bash scripts/test` (it runs `npm ci` there)",
+        dir.display()
+    );
+    dir
+}
+
+#[test]
+fn the_console_in_chromium() {
+    let browser = browser_dir();
+    let f = Fixture::new();
+    let db = f.dir.path().join("toolhost.db");
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"])
+        .arg(f.data())
+        .arg("--database")
+        .arg(&db);
+    let mut server = Server::start(cmd);
+    let logs = server.logs();
+    let token = admin_token(&logs);
+    let base = format!("http://{}", server.addr);
+    assert!(
+        logs.contains(&format!("{base}/sign-in")),
+        "the first start names the sign-in page:\n{logs}"
+    );
+
+    // Calls for the overview: two that succeed and one that fails (no `steps`).
+    let api = Api {
+        addr: &server.addr,
+        token: Some(token.clone()),
+    };
+    for body in [
+        json!({"tool": "echo", "arguments": {"text": "hi"}}),
+        json!({"tool": "echo", "arguments": {"text": "again"}}),
+        json!({"tool": "slow", "arguments": {}}),
+    ] {
+        let r = api.request("POST", "/calls", Some(&body));
+        assert_eq!(r.status, 202, "{}", r.body);
+    }
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let calls = json_of(&api.request("GET", "/calls", None));
+        if calls["items"].as_array().unwrap().len() == 3 {
+            break;
+        }
+        assert!(Instant::now() < until, "the calls were not logged: {calls}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Without a browser: no session, no page; other sites and other Hosts refused.
+    let host = [("Host", "127.0.0.1")];
+    let r = send_to(&server.addr, "GET", "/catalog", &host, b"");
+    assert_eq!(
+        (r.status, r.header("location")),
+        (303, Some("/sign-in?next=/catalog"))
+    );
+    let r = send_to(
+        &server.addr,
+        "POST",
+        "/sign-out",
+        &[("Host", "127.0.0.1"), ("Origin", "http://evil.com")],
+        b"",
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    let r = send_to(
+        &server.addr,
+        "GET",
+        "/sign-in",
+        &[("Host", "evil.com")],
+        b"",
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    let r = send_to(&server.addr, "GET", "/sign-in", &host, b"");
+    assert_eq!(r.status, 200);
+    let csp = r.header("content-security-policy").unwrap_or_default();
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    // /mcp and /api/v1 are still theirs.
+    assert_eq!(
+        send_to(&server.addr, "POST", "/mcp", &host, b"").status,
+        401
+    );
+    let r = send_to(&server.addr, "GET", "/api/v1/healthz", &host, b"");
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    // The browser.
+    let shots = common::repo().join("target/console-screenshots");
+    let out = Command::new("node")
+        .arg(browser.join("console.mjs"))
+        .current_dir(&browser)
+        .env("CONSOLE_URL", &base)
+        .env("CONSOLE_TOKEN", &token)
+        .env("SCREENSHOTS", &shots)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run node: {e}: run `bash scripts/test`"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stderr}");
+    assert!(
+        out.status.success() && stderr.contains("console: ok"),
+        "the browser test failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    let result: Value = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .map(|j| serde_json::from_str(j).unwrap())
+        .unwrap_or_else(|| panic!("no RESULT line in:\n{stdout}"));
+    let pages = &result["pages"];
+
+    // The overview's numbers are the host's and the call log's.
+    let cards = &pages["overview"]["cards"];
+    assert_eq!(cards["Tools"], 2, "{cards}");
+    assert_eq!(cards["Calls, last 24 h"], 3, "{cards}");
+    assert_eq!(cards["Errors, last 24 h"], 1, "{cards}");
+    assert_eq!(cards["Agents"], 0, "{cards}");
+    assert!(cards["Tool sets"].as_u64().unwrap() >= 2, "{cards}");
+    let latest: Vec<&str> = pages["overview"]["latestTools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(latest, ["slow", "echo", "echo"], "{}", pages["overview"]);
+    assert!(
+        pages["overview"]["sandbox"]
+            .as_str()
+            .unwrap()
+            .starts_with("Ready"),
+        "{}",
+        pages["overview"]
+    );
+    assert!(
+        pages["overview"]["icons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i == "i-activity"),
+        "{}",
+        pages["overview"]
+    );
+    assert!(
+        pages["wrongToken"]
+            .as_str()
+            .unwrap()
+            .contains("not accepted")
+    );
+    assert_eq!(
+        result["cookie"],
+        json!({"httpOnly": true, "sameSite": "Strict", "path": "/"})
+    );
+
+    // The catalog, its search, the tool's page.
+    let categories = pages["catalog"]["categories"].as_array().unwrap();
+    assert!(!categories.is_empty(), "{}", pages["catalog"]);
+    if let Some(i) = categories.iter().position(|c| c == "Uncategorized") {
+        assert_eq!(i, categories.len() - 1, "Uncategorized comes last");
+    }
+    assert_eq!(pages["search"]["hits"], json!(["slow"]));
+    let tool = &pages["tool"];
+    assert_eq!(tool["title"], "Slow Steps");
+    assert_eq!(tool["docsHeading"], "Slow Steps");
+    assert!(
+        tool["docsCode"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "step N of M"),
+        "{tool}"
+    );
+    let params: Vec<&str> = tool["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(params, ["steps", "delay_ms", "marker"], "{tool}");
+    assert!(
+        tool["schema"].as_str().unwrap().contains("\"steps\""),
+        "{tool}"
+    );
+    let mut set_tools: Vec<&str> = pages["toolSet"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    set_tools.sort();
+    assert_eq!(set_tools, ["echo", "slow"], "{}", pages["toolSet"]);
+    assert_eq!(
+        pages["pluginTool"]["set"],
+        json!(["/catalog", "/catalog/sets/time"]),
+        "{}",
+        pages["pluginTool"]
+    );
+
+    // The budgets, page by page.
+    let budgets = result["budgets"].as_array().unwrap();
+    assert!(budgets.len() >= 6, "{budgets:?}");
+    for b in budgets {
+        let (total, html, lcp) = (
+            b["total"].as_f64().unwrap(),
+            b["html"].as_f64().unwrap(),
+            b["lcp"].as_f64(),
+        );
+        assert!(
+            total > 0.0 && total <= TOTAL_BUDGET,
+            "first load over 100 KB: {b}"
+        );
+        assert!(html > 0.0 && html <= HTML_BUDGET, "HTML over 50 KB: {b}");
+        let lcp = lcp.unwrap_or_else(|| panic!("no largest contentful paint measured: {b}"));
+        assert!(
+            lcp < LCP_BUDGET_MS,
+            "largest contentful paint over 1 s: {b}"
+        );
+        assert_eq!(b["encoding"], "gzip", "pages are served compressed: {b}");
+    }
+    for name in [
+        "sign-in",
+        "overview",
+        "catalog",
+        "catalog-search",
+        "tool",
+        "tool-set",
+    ] {
+        assert!(
+            shots.join(format!("{name}.png")).is_file(),
+            "no screenshot of {name}"
+        );
+    }
+    server.stop();
+}

@@ -1,0 +1,240 @@
+// The console in a real Chromium (Debian's, at /usr/bin/chromium, driven by playwright-core):
+// run by crates/toolhost/tests/console.rs against a real `toolhost serve` with its store.
+// Environment: CONSOLE_URL (http://127.0.0.1:PORT), CONSOLE_TOKEN (the admin's token),
+// SCREENSHOTS (a folder for one PNG per page). Prints `RESULT {json}` on stdout (what the
+// pages showed, and the budgets measured) for the Rust test to assert on, and `console: ok`
+// on stderr once every check here passed; any failed check exits non-zero.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import assert from 'node:assert/strict';
+
+const base = process.env.CONSOLE_URL;
+const token = process.env.CONSOLE_TOKEN;
+const shots = process.env.SCREENSHOTS;
+assert.ok(base && token && shots, 'CONSOLE_URL, CONSOLE_TOKEN and SCREENSHOTS are required');
+mkdirSync(shots, { recursive: true });
+
+const FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+const profile = mkdtempSync(join(tmpdir(), 'toolhost-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: FLAGS,
+  viewport: { width: 1280, height: 900 },
+});
+const result = { pages: {}, budgets: [] };
+const step = (what) => process.stderr.write(`console: ${what}\n`);
+try {
+  const page = context.pages()[0] ?? (await context.newPage());
+  // Script errors and CSP violations fail the test; the error statuses this test asks
+  // for on purpose (a wrong token, an unknown page) are expected.
+  const problems = [];
+  let expecting = false;
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !(expecting && m.text().startsWith('Failed to load resource'))) {
+      problems.push(`console error: ${m.text()}`);
+    }
+  });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+
+  // What one page costs on a first load (no cache): every byte on the wire, the HTML's
+  // compressed size, and the largest contentful paint.
+  const measure = async (path, name) => {
+    await cdp.send('Network.clearBrowserCache');
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+    const response = await page.goto(base + path, { waitUntil: 'load' });
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: false });
+    const m = await page.evaluate(() => new Promise((resolve) => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      const resources = performance.getEntriesByType('resource');
+      const sizes = {
+        total: nav.transferSize + resources.reduce((n, r) => n + r.transferSize, 0),
+        html: nav.encodedBodySize,
+        htmlDecoded: nav.decodedBodySize,
+        requests: 1 + resources.length,
+      };
+      let lcp = null;
+      new PerformanceObserver((list) => {
+        const entries = list.getEntries();
+        lcp = entries[entries.length - 1].startTime;
+      }).observe({ type: 'largest-contentful-paint', buffered: true });
+      setTimeout(() => resolve({ ...sizes, lcp }), 300);
+    }));
+    const encoding = (await response.allHeaders())['content-encoding'] ?? null;
+    const entry = { page: name, path, ...m, encoding };
+    result.budgets.push(entry);
+    step(`${name}: ${JSON.stringify(entry)}`);
+    return response;
+  };
+  const html = async () => {
+    const text = await page.content();
+    assert.ok(!text.includes(token), `the token is in the page at ${page.url()}`);
+    return text;
+  };
+  const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+
+  // Signed out: any page leads to the sign-in page.
+  await page.goto(base + '/catalog');
+  assert.equal(new URL(page.url()).pathname, '/sign-in');
+  assert.equal(new URL(page.url()).searchParams.get('next'), '/catalog');
+  await measure('/sign-in', 'sign-in');
+  await shot('sign-in');
+
+  // A wrong token: a clear error, still signed out.
+  await page.fill('#token', 'th_wrong_0000000000000000');
+  expecting = true;
+  const refused = await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  expecting = false;
+  assert.equal(refused[0].status(), 401);
+  const error = await page.textContent('[role=alert]');
+  assert.match(error, /not accepted/);
+  result.pages.wrongToken = error.trim();
+  await shot('sign-in-wrong-token');
+  assert.equal((await context.cookies()).filter((c) => c.name === 'toolhost_session').length, 0);
+  step('a wrong token is refused');
+
+  // The admin's token: a session cookie that is not the token, HttpOnly, SameSite=Strict.
+  await page.fill('#token', token);
+  await Promise.all([page.waitForURL(base + '/'), page.click('button[type=submit]')]);
+  const cookies = (await context.cookies()).filter((c) => c.name === 'toolhost_session');
+  assert.equal(cookies.length, 1);
+  const [cookie] = cookies;
+  assert.equal(cookie.httpOnly, true);
+  assert.equal(cookie.sameSite, 'Strict');
+  assert.equal(cookie.path, '/');
+  assert.ok(cookie.value.startsWith('ths_') && !cookie.value.includes(token), 'the cookie is not the token');
+  assert.equal(await page.evaluate(() => document.cookie), '', 'scripts cannot read the session');
+  result.cookie = { httpOnly: cookie.httpOnly, sameSite: cookie.sameSite, path: cookie.path };
+  await html();
+  step('signed in');
+
+  // Overview: the cards' numbers, the latest calls, the sandbox.
+  await measure('/', 'overview');
+  await html();
+  const cards = {};
+  for (const el of await page.$$('[data-card]')) {
+    cards[await el.getAttribute('data-card')] = Number(await el.textContent());
+  }
+  result.pages.overview = {
+    cards,
+    latestCalls: await page.$$eval('#main table tbody tr', (rows) => rows.length),
+    latestTools: await page.$$eval('#main section:first-of-type tbody td:first-child', (cells) => cells.map((c) => c.textContent.trim())),
+    sandbox: (await page.textContent('p.sandbox')).trim(),
+    icons: await page.$$eval('symbol', (s) => s.map((x) => x.id)),
+  };
+  await shot('overview');
+  // Dark, when the system says so.
+  const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const light = await background();
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const dark = await background();
+  assert.notEqual(light, dark, 'prefers-color-scheme: dark changes the colours');
+  await shot('overview-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // Keyboard: the skip link comes first and shows; focus is visible.
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.textContent.trim()), 'Skip to the content');
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, 'none', 'focus is visible');
+
+  // Catalog: search by a word of `slow`'s description, with htmx.
+  await measure('/catalog', 'catalog');
+  await html();
+  result.pages.catalog = {
+    categories: await page.$$eval('section.category h2', (h) => h.map((x) => x.textContent.trim())),
+    sets: await page.$$eval('li.set h3', (h) => h.map((x) => x.textContent.trim())),
+  };
+  await shot('catalog');
+  await page.fill('#q', 'PAUSE');
+  await page.press('#q', 'Enter');
+  await page.waitForSelector('#tool-hits');
+  await page.waitForURL(/q=PAUSE/);
+  const hits = await page.$$eval('#results ul.list a', (a) => a.map((x) => x.textContent.trim()));
+  result.pages.search = { hits, url: page.url() };
+  assert.deepEqual(hits, ['slow']);
+  await shot('catalog-search');
+  // htmx keeps no copy of a page in the browser's storage (one user's data, after sign-out).
+  assert.equal(await page.evaluate(() => localStorage.length), 0, 'no page in localStorage');
+  step('search finds slow');
+
+  // The same search without JavaScript: a plain GET form.
+  await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
+  await page.goto(base + '/catalog');
+  await page.fill('#q', 'pause');
+  await Promise.all([page.waitForURL(/\/catalog\?q=pause/), page.press('#q', 'Enter')]);
+  assert.deepEqual(await page.$$eval('#results ul.list a', (a) => a.map((x) => x.textContent.trim())), ['slow']);
+  await cdp.send('Emulation.setScriptExecutionDisabled', { value: false });
+  step('search works without JavaScript');
+
+  // The tool's page: its documentation rendered, its schema shown.
+  await measure('/catalog?q=pause', 'catalog-search');
+  await Promise.all([page.waitForURL(/\/catalog\/tools\/slow$/), page.click('#results ul.list a')]);
+  await measure('/catalog/tools/slow', 'tool');
+  await html();
+  result.pages.tool = {
+    title: (await page.textContent('h1')).trim(),
+    docsHeading: (await page.textContent('article.docs h1')).trim(),
+    docsCode: await page.$$eval('article.docs code', (c) => c.map((x) => x.textContent)),
+    params: await page.$$eval('#main table tbody tr td:first-child', (c) => c.map((x) => x.textContent.trim())),
+    schema: await page.textContent('pre.schema'),
+    set: await page.$$eval('.crumbs a', (a) => a.map((x) => x.getAttribute('href'))),
+  };
+  await page.click('details summary');
+  await shot('tool');
+  step('the tool page');
+
+  // Its tool set's page.
+  const setHref = result.pages.tool.set.find((h) => h.startsWith('/catalog/sets/'));
+  assert.ok(setHref, 'the tool page links its tool set');
+  await measure(setHref, 'tool-set');
+  await html();
+  result.pages.toolSet = {
+    title: (await page.textContent('h1')).trim(),
+    tools: await page.$$eval('#main ul.list a', (a) => a.map((x) => x.textContent.trim())),
+  };
+  await shot('tool-set');
+
+  // A plugin's tool, granted to agents only: its page shows its set's definition.
+  const plugin = await page.goto(base + '/catalog/tools/get_current_time');
+  assert.equal(plugin.status(), 200);
+  assert.match(await page.textContent('#main'), /agents granted this tool set get it/);
+  result.pages.pluginTool = {
+    title: (await page.textContent('h1')).trim(),
+    set: await page.$$eval('.crumbs a', (a) => a.map((x) => x.getAttribute('href'))),
+  };
+  await shot('plugin-tool');
+
+  // An unknown page.
+  expecting = true;
+  const missing = await page.goto(base + '/catalog/tools/nope');
+  assert.equal(missing.status(), 404);
+  expecting = false;
+
+  // Sign out: back to the sign-in page; the session is gone even for a copy of its cookie.
+  await page.goto(base + '/');
+  await Promise.all([page.waitForURL(/\/sign-in$/), page.click('form[action="/sign-out"] button')]);
+  assert.equal((await context.cookies()).filter((c) => c.name === 'toolhost_session').length, 0);
+  await page.goto(base + '/');
+  assert.equal(new URL(page.url()).pathname, '/sign-in');
+  await context.addCookies([{ ...cookie }]);
+  await page.goto(base + '/catalog');
+  assert.equal(new URL(page.url()).pathname, '/sign-in', 'a signed-out session stays dead');
+  await shot('signed-out');
+  step('signed out');
+
+  result.problems = problems;
+  assert.deepEqual(problems, [], 'no script errors or CSP violations');
+  console.log('RESULT ' + JSON.stringify(result));
+  step('ok');
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
