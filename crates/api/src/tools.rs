@@ -143,17 +143,7 @@ pub(crate) async fn get(
         .ok_or_else(missing)?;
     let folder = match &target.tool {
         ToolRef::Folder(t) => {
-            let catalog = state.host.catalog().read();
-            let shadows = match catalog.get(&t.manifest.name) {
-                Some(won) if won.tool.dir == t.dir => won.shadows.clone(),
-                // A user's own tool: it shadows the catalog's winner and what that shadows.
-                Some(won) => {
-                    let mut all = won.shadows.clone();
-                    all.push(won.tool.dir.clone());
-                    all
-                }
-                None => Vec::new(),
-            };
+            let shadows = state.host.shadowed_by(t);
             Some(FolderOut {
                 path: t.dir.display().to_string(),
                 root: t.root.display().to_string(),

@@ -482,19 +482,7 @@ pub(crate) async fn tool_page(
     let set = in_set.map(|(s, _)| (s.id.clone(), s.name.clone()));
     let (folder, docs) = match &found.tool {
         ToolRef::Folder(t) => {
-            let shadows = {
-                let catalog = state.host.catalog().read();
-                match catalog.get(&t.manifest.name) {
-                    Some(won) if won.tool.dir == t.dir => won.shadows.clone(),
-                    // A user's own tool: it shadows the catalog's winner and what that shadows.
-                    Some(won) => {
-                        let mut all = won.shadows.clone();
-                        all.push(won.tool.dir.clone());
-                        all
-                    }
-                    None => Vec::new(),
-                }
-            };
+            let shadows = state.host.shadowed_by(t);
             (
                 Some(FolderView {
                     path: t.dir.display().to_string(),

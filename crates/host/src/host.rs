@@ -162,6 +162,22 @@ impl Host {
         &self.catalog
     }
 
+    /// The folders of the same name that `tool` wins over, earliest root first: what the
+    /// catalog's winner shadows, or, for a user's own tool (not the catalog's winner), that
+    /// winner and what it shadows.
+    pub fn shadowed_by(&self, tool: &toolhost_catalog::Tool) -> Vec<PathBuf> {
+        let catalog = self.catalog.read();
+        match catalog.get(&tool.manifest.name) {
+            Some(won) if won.tool.dir == tool.dir => won.shadows.clone(),
+            Some(won) => {
+                let mut all = won.shadows.clone();
+                all.push(won.tool.dir.clone());
+                all
+            }
+            None => Vec::new(),
+        }
+    }
+
     /// The tool-set registry, when booted with `tool_sets`.
     pub fn registry(&self) -> Option<&Arc<Registry>> {
         self.registry.as_ref()

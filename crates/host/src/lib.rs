@@ -16,6 +16,7 @@
 
 mod access;
 mod agent_source;
+mod allowed;
 mod call_trace;
 mod caller;
 mod catalog_source;
@@ -35,6 +36,7 @@ mod watched;
 
 pub use access::{Role, Scope};
 pub use agent_source::AgentSource;
+pub use allowed::Allowed;
 pub use call_trace::{CallTrace, json_size};
 pub use caller::Caller;
 pub use catalog_source::CatalogSource;

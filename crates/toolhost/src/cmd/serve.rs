@@ -120,11 +120,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             // The API manages the store: it is there only with one.
             let state =
                 toolhost_api::ApiState::new(Arc::clone(&host), store.store().clone(), stop.clone());
-            let allowed = toolhost_api::Allowed {
-                hosts: allowed_hosts.clone(),
+            // One Host and Origin policy for both (the console also takes its own origin).
+            let allowed = toolhost_host::Allowed {
+                hosts: allowed_hosts,
                 origins: host.config().serve.allowed_origins.clone(),
             };
-            app = app.nest("/api/v1", toolhost_api::router(state, allowed));
+            app = app.nest("/api/v1", toolhost_api::router(state, allowed.clone()));
             // The web console, at `/`, over the same store (its sessions live there).
             let secure = host
                 .config()
@@ -137,10 +138,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 store.store().clone(),
                 secure,
             );
-            let allowed = toolhost_console::Allowed {
-                hosts: allowed_hosts,
-                origins: host.config().serve.allowed_origins.clone(),
-            };
             app = app.merge(toolhost_console::router(console, allowed));
         }
         if let Some(store) = &store {
