@@ -1,85 +1,13 @@
 // The console in a real Chromium (Debian's, at /usr/bin/chromium, driven by playwright-core):
-// run by crates/toolhost/tests/console.rs against a real `toolhost serve` with its store.
-// Environment: CONSOLE_URL (http://127.0.0.1:PORT), CONSOLE_TOKEN (the admin's token),
-// SCREENSHOTS (a folder for one PNG per page). Prints `RESULT {json}` on stdout (what the
-// pages showed, and the budgets measured) for the Rust test to assert on, and `console: ok`
-// on stderr once every check here passed; any failed check exits non-zero.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// run by crates/toolhost/tests/console.rs against a real `toolhost serve` with its store:
+// signing in and out, the overview, the catalog and its search, a tool's and a tool set's
+// page. Prints `RESULT {json}` (what the pages showed, and the budgets measured) for the
+// Rust test to assert on.
 import assert from 'node:assert/strict';
+import { run } from './harness.mjs';
 
-const base = process.env.CONSOLE_URL;
-const token = process.env.CONSOLE_TOKEN;
-const shots = process.env.SCREENSHOTS;
-assert.ok(base && token && shots, 'CONSOLE_URL, CONSOLE_TOKEN and SCREENSHOTS are required');
-mkdirSync(shots, { recursive: true });
-
-const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
-const profile = mkdtempSync(join(tmpdir(), 'toolhost-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: FLAGS,
-  viewport: { width: 1280, height: 900 },
-});
-const result = { pages: {}, budgets: [] };
-const step = (what) => process.stderr.write(`console: ${what}\n`);
-try {
-  const page = context.pages()[0] ?? (await context.newPage());
-  // Script errors and CSP violations fail the test; the error statuses this test asks
-  // for on purpose (a wrong token, an unknown page) are expected.
-  const problems = [];
-  let expecting = false;
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !(expecting && m.text().startsWith('Failed to load resource'))) {
-      problems.push(`console error: ${m.text()}`);
-    }
-  });
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('Network.enable');
-
-  // What one page costs on a first load (no cache): every byte on the wire, the HTML's
-  // compressed size, and the largest contentful paint.
-  const measure = async (path, name) => {
-    await cdp.send('Network.clearBrowserCache');
-    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
-    const response = await page.goto(base + path, { waitUntil: 'load' });
-    await cdp.send('Network.setCacheDisabled', { cacheDisabled: false });
-    const m = await page.evaluate(() => new Promise((resolve) => {
-      const nav = performance.getEntriesByType('navigation')[0];
-      const resources = performance.getEntriesByType('resource');
-      const sizes = {
-        total: nav.transferSize + resources.reduce((n, r) => n + r.transferSize, 0),
-        html: nav.encodedBodySize,
-        htmlDecoded: nav.decodedBodySize,
-        requests: 1 + resources.length,
-      };
-      let lcp = null;
-      new PerformanceObserver((list) => {
-        const entries = list.getEntries();
-        lcp = entries[entries.length - 1].startTime;
-      }).observe({ type: 'largest-contentful-paint', buffered: true });
-      setTimeout(() => resolve({ ...sizes, lcp }), 300);
-    }));
-    const encoding = (await response.allHeaders())['content-encoding'] ?? null;
-    const entry = { page: name, path, ...m, encoding };
-    result.budgets.push(entry);
-    step(`${name}: ${JSON.stringify(entry)}`);
-    return response;
-  };
-  const html = async () => {
-    const text = await page.content();
-    assert.ok(!text.includes(token), `the token is in the page at ${page.url()}`);
-    return text;
-  };
-  const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-
+await run('console', async (t) => {
+  const { base, token, context, page, cdp, result, step, measure, html, shot } = t;
   // Signed out: any page leads to the sign-in page.
   await page.goto(base + '/catalog');
   assert.equal(new URL(page.url()).pathname, '/sign-in');
@@ -89,9 +17,7 @@ try {
 
   // A wrong token: a clear error, still signed out.
   await page.fill('#token', 'th_wrong_0000000000000000');
-  expecting = true;
-  const refused = await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
-  expecting = false;
+  const refused = await t.expect(() => Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]));
   assert.equal(refused[0].status(), 401);
   const error = await page.textContent('[role=alert]');
   assert.match(error, /not accepted/);
@@ -213,10 +139,8 @@ try {
   await shot('plugin-tool');
 
   // An unknown page.
-  expecting = true;
-  const missing = await page.goto(base + '/catalog/tools/nope');
+  const missing = await t.expect(() => page.goto(base + '/catalog/tools/nope'));
   assert.equal(missing.status(), 404);
-  expecting = false;
 
   // Sign out: back to the sign-in page; the session is gone even for a copy of its cookie.
   await page.goto(base + '/');
@@ -230,11 +154,4 @@ try {
   await shot('signed-out');
   step('signed out');
 
-  result.problems = problems;
-  assert.deepEqual(problems, [], 'no script errors or CSP violations');
-  console.log('RESULT ' + JSON.stringify(result));
-  step('ok');
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
+});

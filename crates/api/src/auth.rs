@@ -1,10 +1,16 @@
 //! Who is asking, and whether they may: a bearer token the host's token store knows,
 //! checked against the role its user holds and the scopes it carries.
+//!
+//! The web console's pages call the API from the browser with their session cookie
+//! instead (no token is ever put into a page): the session's token is authenticated as if
+//! it had been sent. The cookie is SameSite=Strict, and a request that changes anything
+//! must also carry an `Origin` (which the guard has checked), so no other site can use it.
 
 use axum::extract::FromRequestParts;
 use axum::http::header;
 use axum::http::request::Parts;
 use toolhost_host::{Caller, Role, Scope};
+use toolhost_store::session_cookie;
 
 use crate::{ApiState, Problem};
 
@@ -15,16 +21,38 @@ impl FromRequestParts<ApiState> for Principal {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, Problem> {
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(Problem::unauthenticated)?;
-        match state.host.tokens().authenticate(header).await? {
+        let bearer = match parts.headers.get(header::AUTHORIZATION) {
+            Some(v) => v.to_str().ok().map(str::to_string),
+            None => session_token(parts, state).await?,
+        };
+        let bearer = bearer.ok_or_else(Problem::unauthenticated)?;
+        match state.host.tokens().authenticate(&bearer).await? {
             Some(caller) => Ok(Principal(caller)),
             None => Err(Problem::unauthenticated()),
         }
     }
+}
+
+/// The token of the console session whose cookie the request carries, as a bearer.
+async fn session_token(parts: &Parts, state: &ApiState) -> Result<Option<String>, Problem> {
+    let cookies = parts
+        .headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    let Some(secret) = session_cookie(cookies) else {
+        return Ok(None);
+    };
+    if !parts.method.is_safe() && !parts.headers.contains_key(header::ORIGIN) {
+        return Err(Problem::forbidden(
+            "a change made with the console's session cookie must carry an Origin header",
+        ));
+    }
+    Ok(state
+        .store
+        .session(secret)
+        .await?
+        .map(|s| format!("Bearer {}", s.token)))
 }
 
 impl Principal {

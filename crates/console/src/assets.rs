@@ -8,8 +8,22 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 static CSS: &str = include_str!("../assets/console.css");
-static HTMX: &[u8] = include_bytes!("../assets/vendor/htmx.min.js");
-static HTMX_SSE: &[u8] = include_bytes!("../assets/vendor/htmx-ext-sse.min.js");
+
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// The scripts: the vendored ones, and the console's own (one per page that needs more
+/// than htmx; each is an ES module that finds its page's elements by `data-` attributes).
+static SCRIPTS: &[(&str, &[u8])] = &[
+    (
+        "htmx.min.js",
+        include_bytes!("../assets/vendor/htmx.min.js"),
+    ),
+    (
+        "htmx-ext-sse.min.js",
+        include_bytes!("../assets/vendor/htmx-ext-sse.min.js"),
+    ),
+    ("console.js", include_bytes!("../assets/js/console.js")),
+];
 
 /// FNV-1a of `bytes`, as 16 hex digits.
 fn hash(bytes: &[u8]) -> String {
@@ -28,15 +42,24 @@ pub(crate) fn css_version() -> &'static str {
 /// The scripts' version, for `?v=`.
 pub(crate) fn js_version() -> &'static str {
     static V: OnceLock<String> = OnceLock::new();
-    V.get_or_init(|| hash(&[HTMX, HTMX_SSE].concat()))
+    V.get_or_init(|| {
+        hash(
+            &SCRIPTS
+                .iter()
+                .flat_map(|(_, b)| b.iter().copied())
+                .collect::<Vec<u8>>(),
+        )
+    })
 }
 
 pub(crate) async fn serve(Path(file): Path<String>) -> Response {
-    let (kind, body): (&str, &'static [u8]) = match file.as_str() {
-        "console.css" => ("text/css; charset=utf-8", CSS.as_bytes()),
-        "htmx.min.js" => ("text/javascript; charset=utf-8", HTMX),
-        "htmx-ext-sse.min.js" => ("text/javascript; charset=utf-8", HTMX_SSE),
-        _ => return StatusCode::NOT_FOUND.into_response(),
+    let (kind, body): (&str, &'static [u8]) = if file == "console.css" {
+        ("text/css; charset=utf-8", CSS.as_bytes())
+    } else {
+        match SCRIPTS.iter().find(|(name, _)| *name == file) {
+            Some((_, body)) => (JS, body),
+            None => return StatusCode::NOT_FOUND.into_response(),
+        }
     };
     (
         [

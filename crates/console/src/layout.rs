@@ -13,12 +13,19 @@ pub(crate) struct Nav {
     pub(crate) current: bool,
 }
 
-/// The pages there are, in the navigation's order (the others of issue 16 join as they
-/// are built: Agents, Playground, Chat, History, MCP servers, Tokens, Plugins, Audit,
-/// Settings).
+/// The pages there are, in the navigation's order.
 const NAV: &[(&str, &str, &str)] = &[
     ("/", "Overview", "layout-dashboard"),
     ("/catalog", "Catalog", "library"),
+    ("/agents", "Agents", "bot"),
+    ("/playground", "Playground", "flask-conical"),
+    ("/chat", "Chat", "messages-square"),
+    ("/history", "History", "history"),
+    ("/mcp-servers", "MCP servers", "server"),
+    ("/tokens", "Tokens and users", "key-round"),
+    ("/plugins", "Plugins and sources", "puzzle"),
+    ("/audit", "Audit log", "scroll-text"),
+    ("/settings", "Settings", "settings"),
 ];
 
 /// The frame of a signed-in page.
@@ -47,7 +54,7 @@ impl Layout {
                 href,
                 label,
                 icon: icons.take(Some(icon)),
-                current: *href == current,
+                current: *href == current || (*href != "/" && current.starts_with(href)),
             })
             .collect();
         icons.take(Some("log-out"));

@@ -12,12 +12,13 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use toolhost_host::{Caller, Scope};
+use toolhost_store::{SESSION_COOKIE, session_cookie};
 
 use crate::page::{self, encode};
 use crate::{ConsoleState, assets};
 
 /// The session cookie's name.
-pub(crate) const COOKIE: &str = "toolhost_session";
+pub(crate) const COOKIE: &str = SESSION_COOKIE;
 
 /// How long a session lasts.
 const TTL_SECS: i64 = 12 * 3600;
@@ -40,7 +41,7 @@ impl FromRequestParts<ConsoleState> for Signed {
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_string();
-        let Some(secret) = cookie(&parts.headers, COOKIE) else {
+        let Some(secret) = cookie(&parts.headers) else {
             return Err(to_sign_in(&here, false));
         };
         let Some(session) = state
@@ -68,16 +69,15 @@ impl FromRequestParts<ConsoleState> for Signed {
     }
 }
 
-/// `name`'s value among the request's cookies.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim().to_string())
+/// The session secret among the request's cookies.
+fn cookie(headers: &HeaderMap) -> Option<String> {
+    session_cookie(
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok()),
+    )
+    .map(str::to_string)
 }
 
 /// A redirect to the sign-in page that comes back to `here`; `clear` drops a dead cookie.
@@ -138,7 +138,7 @@ pub(crate) async fn sign_in_page(
 ) -> Response {
     let next = local_path(q.next.as_deref());
     // Already signed in: on to the page.
-    if let Some(secret) = cookie(&headers, COOKIE)
+    if let Some(secret) = cookie(&headers)
         && let Ok(Some(_)) = state.store.session(&secret).await
     {
         return Redirect::to(next).into_response();
@@ -223,7 +223,7 @@ pub(crate) async fn sign_in(
 /// Ends the session (POST only; the `Origin` check and the SameSite=Strict cookie keep
 /// other sites from doing it) and goes to the sign-in page.
 pub(crate) async fn sign_out(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
-    if let Some(secret) = cookie(&headers, COOKIE)
+    if let Some(secret) = cookie(&headers)
         && let Err(e) = state.store.end_session(&secret).await
     {
         return page::store_error(e);
@@ -245,8 +245,8 @@ mod tests {
             header::COOKIE,
             HeaderValue::from_static("a=1; toolhost_session=ths_x ; b=2"),
         );
-        assert_eq!(cookie(&h, COOKIE).as_deref(), Some("ths_x"));
-        assert_eq!(cookie(&h, "c"), None);
+        assert_eq!(cookie(&h).as_deref(), Some("ths_x"));
+        assert_eq!(cookie(&HeaderMap::new()), None);
         assert_eq!(local_path(Some("/catalog?q=x")), "/catalog?q=x");
         for bad in [
             "//evil.com",

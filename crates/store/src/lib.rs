@@ -31,7 +31,7 @@ pub use host_impl::{Persisted, StoredAgents, StoredTokens};
 pub use mcp_servers::StoredMcpServer;
 pub use open::{Engine, Location};
 pub use secrets::{Cipher, KEY_VARIABLE};
-pub use sessions::ConsoleSession;
+pub use sessions::{ConsoleSession, SESSION_COOKIE, session_cookie};
 pub use tokens::{Bearer, NewToken, Role, Scope, Token, User};
 
 /// An open store. Cheap to clone: clones share the pool.

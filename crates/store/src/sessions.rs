@@ -20,6 +20,19 @@ pub struct ConsoleSession {
 /// The prefix of a session's secret.
 const PREFIX: &str = "ths_";
 
+/// The name of the cookie that carries a session's secret.
+pub const SESSION_COOKIE: &str = "toolhost_session";
+
+/// The session secret among a request's `Cookie` header values, if any.
+pub fn session_cookie<'a>(cookie_headers: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    cookie_headers
+        .into_iter()
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == SESSION_COOKIE)
+        .map(|(_, v)| v.trim())
+}
+
 impl Store {
     /// Opens a session for `user`, who signed in with `token`, for `ttl_ms`: the secret
     /// for the cookie (`ths_` and 64 hex digits), shown only here. Ended sessions are

@@ -10,6 +10,8 @@
 
 #[path = "mcp/api_client.rs"]
 mod api_client;
+#[path = "mcp/browser.rs"]
+mod browser;
 #[path = "mcp/common.rs"]
 mod common;
 #[path = "mcp/raw_http.rs"]
@@ -17,43 +19,17 @@ mod raw_http;
 #[path = "mcp/stored.rs"]
 mod stored;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use api_client::{Api, json_of};
+use browser::{assert_budgets, assert_screenshots, run_script};
 use common::{Fixture, Server};
 use raw_http::send_to;
 use serde_json::{Value, json};
 use stored::admin_token;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// Budgets, per page's first load: everything on the wire, the HTML compressed, the
-/// largest contentful paint.
-const TOTAL_BUDGET: f64 = 100.0 * 1024.0;
-const HTML_BUDGET: f64 = 50.0 * 1024.0;
-const LCP_BUDGET_MS: f64 = 1000.0;
-
-/// Where the browser tests live, once Chromium and playwright-core are installed.
-fn browser_dir() -> PathBuf {
-    let dir = common::repo().join("tests/browser");
-    assert!(
-        std::path::Path::new(CHROMIUM).is_file(),
-        "Chromium is not installed at {CHROMIUM}: run `bash scripts/test` (it installs Debian's \
-         chromium with apt-get)"
-    );
-    assert!(
-        dir.join("node_modules/playwright-core").is_dir(),
-        "playwright-core is not installed in {}: run `bash scripts/test` (it runs `npm ci` there)",
-        dir.display()
-    );
-    dir
-}
-
 #[test]
 fn the_console_in_chromium() {
-    let browser = browser_dir();
     let f = Fixture::new();
     let db = f.dir.path().join("toolhost.db");
     let mut cmd = f.toolhost();
@@ -129,28 +105,7 @@ fn the_console_in_chromium() {
     assert_eq!(r.status, 200, "{}", r.body);
 
     // The browser.
-    let shots = common::repo().join("target/console-screenshots");
-    let out = Command::new("node")
-        .arg(browser.join("console.mjs"))
-        .current_dir(&browser)
-        .env("CONSOLE_URL", &base)
-        .env("CONSOLE_TOKEN", &token)
-        .env("SCREENSHOTS", &shots)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run node: {e}: run `bash scripts/test`"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!("{stderr}");
-    assert!(
-        out.status.success() && stderr.contains("console: ok"),
-        "the browser test failed ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
-    let result: Value = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .map(|j| serde_json::from_str(j).unwrap())
-        .unwrap_or_else(|| panic!("no RESULT line in:\n{stdout}"));
+    let result: Value = run_script("console", &base, &token, &[]);
     let pages = &result["pages"];
 
     // The overview's numbers are the host's and the call log's.
@@ -239,39 +194,14 @@ fn the_console_in_chromium() {
         pages["pluginTool"]
     );
 
-    // The budgets, page by page.
-    let budgets = result["budgets"].as_array().unwrap();
-    assert!(budgets.len() >= 6, "{budgets:?}");
-    for b in budgets {
-        let (total, html, lcp) = (
-            b["total"].as_f64().unwrap(),
-            b["html"].as_f64().unwrap(),
-            b["lcp"].as_f64(),
-        );
-        assert!(
-            total > 0.0 && total <= TOTAL_BUDGET,
-            "first load over 100 KB: {b}"
-        );
-        assert!(html > 0.0 && html <= HTML_BUDGET, "HTML over 50 KB: {b}");
-        let lcp = lcp.unwrap_or_else(|| panic!("no largest contentful paint measured: {b}"));
-        assert!(
-            lcp < LCP_BUDGET_MS,
-            "largest contentful paint over 1 s: {b}"
-        );
-        assert_eq!(b["encoding"], "gzip", "pages are served compressed: {b}");
-    }
-    for name in [
+    assert_budgets(&result, 6);
+    assert_screenshots(&[
         "sign-in",
         "overview",
         "catalog",
         "catalog-search",
         "tool",
         "tool-set",
-    ] {
-        assert!(
-            shots.join(format!("{name}.png")).is_file(),
-            "no screenshot of {name}"
-        );
-    }
+    ]);
     server.stop();
 }
