@@ -10,6 +10,7 @@
 
 mod assets;
 mod catalog;
+mod chat;
 mod guard;
 mod icons;
 mod layout;
@@ -67,6 +68,7 @@ pub fn router(state: ConsoleState, allowed: Allowed) -> Router {
         .route("/catalog", get(catalog::index))
         .route("/catalog/sets/{id}", get(catalog::set_page))
         .route("/catalog/tools/{name}", get(catalog::tool_page))
+        .merge(chat::routes())
         .route("/assets/{file}", get(assets::serve))
         .fallback(page::not_found)
         .layer(axum::middleware::from_fn_with_state(

@@ -11,6 +11,7 @@
 mod agents;
 mod audit;
 mod calls;
+mod chat_model;
 mod error;
 mod host_impl;
 mod mcp_servers;
@@ -26,6 +27,7 @@ use sqlx::{AnyPool, Row};
 pub use agents::{Agent, AgentSpec, GrantSpec, Rule};
 pub use audit::AuditEvent;
 pub use calls::{CallFilter, CallQueue, CallRow, Counts, Outcome, QueueOptions};
+pub use chat_model::ChatModel;
 pub use error::StoreError;
 pub use host_impl::{Persisted, StoredAgents, StoredTokens};
 pub use mcp_servers::StoredMcpServer;

@@ -1351,3 +1351,40 @@ async fn call_counts_by_outcome_since_a_time_and_per_user() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_chat_model_keeps_its_key_sealed_out_of_the_audit_log() {
+    on_both(|at, dir| async move {
+        let store = Store::open(at, Some(cipher(&dir))).await.unwrap();
+        assert_eq!(store.chat_model().await.unwrap(), None);
+        store
+            .put_chat_model("alice", "http://127.0.0.1:9/v1", "m1", Some("sk-secret-1"))
+            .await
+            .unwrap();
+        // No key given: the stored one stays.
+        let m = store
+            .put_chat_model("alice", "http://127.0.0.1:9/v1", "m2", None)
+            .await
+            .unwrap();
+        assert_eq!(m.api_key.as_deref(), Some("sk-secret-1"));
+        let read = store.chat_model().await.unwrap().unwrap();
+        assert_eq!(
+            (read.model.as_str(), read.api_key),
+            ("m2", Some("sk-secret-1".into()))
+        );
+        // An empty key removes it.
+        store
+            .put_chat_model("alice", "http://127.0.0.1:9/v1", "m2", Some(""))
+            .await
+            .unwrap();
+        assert_eq!(store.chat_model().await.unwrap().unwrap().api_key, None);
+        let audit = store.audit(None, 50).await.unwrap();
+        let text = format!("{:?}", audit.items);
+        assert!(text.contains("chat_model.update"), "{text}");
+        assert!(
+            !text.contains("sk-secret-1"),
+            "the key is in the audit log: {text}"
+        );
+    })
+    .await;
+}
