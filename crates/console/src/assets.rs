@@ -24,6 +24,11 @@ static SCRIPTS: &[(&str, &[u8])] = &[
     ),
     ("console.js", include_bytes!("../assets/js/console.js")),
     ("chat.js", include_bytes!("../assets/js/chat.js")),
+    ("tokens.js", include_bytes!("../assets/js/tokens.js")),
+    (
+        "mcp-servers.js",
+        include_bytes!("../assets/js/mcp-servers.js"),
+    ),
 ];
 
 /// FNV-1a of `bytes`, as 16 hex digits.

@@ -143,7 +143,7 @@ async fn with_pages(state: &ConsoleState, who: &Signed) -> HashSet<String> {
     names
 }
 
-fn health(h: SourceHealth) -> HealthView {
+pub(crate) fn health(h: SourceHealth) -> HealthView {
     match h {
         SourceHealth::NotContacted => HealthView {
             state: "not contacted",

@@ -9,16 +9,21 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod assets;
+mod audit;
 mod catalog;
 mod chat;
 mod guard;
 mod icons;
 mod layout;
 mod markdown;
+mod mcp_servers;
 mod overview;
 mod page;
 mod session;
+mod settings;
+mod sources;
 mod time;
+mod tokens;
 
 use std::sync::Arc;
 
@@ -69,6 +74,11 @@ pub fn router(state: ConsoleState, allowed: Allowed) -> Router {
         .route("/catalog/sets/{id}", get(catalog::set_page))
         .route("/catalog/tools/{name}", get(catalog::tool_page))
         .merge(chat::routes())
+        .merge(tokens::routes())
+        .merge(mcp_servers::routes())
+        .merge(sources::routes())
+        .merge(audit::routes())
+        .merge(settings::routes())
         .route("/assets/{file}", get(assets::serve))
         .fallback(page::not_found)
         .layer(axum::middleware::from_fn_with_state(

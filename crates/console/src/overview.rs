@@ -162,7 +162,7 @@ pub(crate) async fn page(State(state): State<ConsoleState>, who: Signed) -> Resp
     )
 }
 
-fn sandbox_view(state: &ConsoleState, icons: &mut Icons) -> SandboxView {
+pub(crate) fn sandbox_view(state: &ConsoleState, icons: &mut Icons) -> SandboxView {
     let Some(sandbox) = state.host.runtime().sandbox() else {
         return SandboxView {
             state: "off",
