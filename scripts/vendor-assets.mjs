@@ -67,6 +67,10 @@ try {
   }
   if (!lines.some((l) => l.startsWith('wrench\t'))) throw new Error('lucide-static has no wrench');
   writeFileSync(join(out, 'lucide-icons.txt'), lines.join('\n') + '\n');
+  // The names alone, sorted by code unit (as Rust compares strings), for the tool-set
+  // layer's checks (`toolhost check` and `doctor` name an unknown icon).
+  const names = lines.map((l) => l.split('\t')[0]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  writeFileSync(join(repo, 'crates/toolsets/src/lucide-names.txt'), names.join('\n') + '\n');
   licence('lucide-static', 'lucide.LICENSE');
 
   writeFileSync(

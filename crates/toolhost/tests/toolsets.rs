@@ -155,6 +155,12 @@ fn doctor_walks_the_chain() {
         stdout.contains("`get_current_time` is visible to agent `helper`"),
         "{stdout}"
     );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("ok  icon") && l.contains("shows as the Lucide icon `")),
+        "{stdout}"
+    );
 
     let (code, stdout, _) = doctor("hash");
     assert_eq!(code, 1);
@@ -212,4 +218,31 @@ fn check_lists_tools_falling_back_to_the_wrench() {
     assert_eq!(folders.len(), on_disk, "{v}");
     assert!(folders.iter().all(|f| f["ok"] == true), "{v}");
     assert_eq!(v["wrench_icons"], serde_json::json!([]), "{v}");
+    assert_eq!(v["unknown_icons"], serde_json::json!([]), "{v}");
+
+    // Icon names Lucide does not have: the set's and a tool's, each a warning.
+    std::fs::write(
+        root.join("toolset.toml"),
+        "id = \"mine\"\nicon = \"no-such-icon\"\n[icons]\nplain = \"flask-conicall\"\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(toolhost(&cfg, "check").arg(&root));
+    assert_eq!(code, 0, "a warning, not an error: {stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: tool set `mine` names the icon `no-such-icon`, which is not a Lucide icon"
+        ) && stderr.contains("tool `plain` (tool set `mine`) names the icon `flask-conicall`"),
+        "{stderr}"
+    );
+    let (_, stdout, _) = run(toolhost(&cfg, "check").arg("--json").arg(&root));
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        v["unknown_icons"],
+        serde_json::json!([
+            {"icon": "flask-conicall", "tool_set": "mine", "tool": "plain"},
+            {"icon": "no-such-icon", "tool_set": "mine"}
+        ]),
+        "{v}"
+    );
+    assert_eq!(v["warnings"], 2, "{v}");
 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::config::GrantSource;
 use crate::context::TurnRequest;
 use crate::icons::IconSource;
+use crate::lucide::is_lucide_icon;
 use crate::names::{TOOL_NAME_RULE, is_valid_tool_name};
 use crate::owner::Owner;
 use crate::plugin::Gating;
@@ -18,7 +19,7 @@ pub struct Step {
     /// Whether this link holds.
     pub ok: bool,
     /// Which link: `name`, `plugin`, `contributed`, `agent`, `granted`, `allow/deny`,
-    /// `warning`, `resolved` or `collision`.
+    /// `warning`, `resolved`, `icon` or `collision`.
     pub check: &'static str,
     /// What was found.
     pub detail: String,
@@ -154,6 +155,22 @@ impl Registry {
                     t.claim.set, t.claim.owner
                 ),
             );
+            if is_lucide_icon(&t.icon) {
+                step(
+                    true,
+                    "icon",
+                    format!("shows as the Lucide icon `{}`", t.icon),
+                );
+            } else {
+                step(
+                    false,
+                    "icon",
+                    format!(
+                        "`{}` is not a Lucide icon: the chat shows the wrench (see lucide.dev/icons)",
+                        t.icon
+                    ),
+                );
+            }
         } else {
             for e in turn.excluded.iter().filter(|e| e.name == tool) {
                 step(
@@ -186,6 +203,33 @@ impl Registry {
             visible,
             steps,
         }
+    }
+
+    /// Every icon a tool set or a tool names that Lucide does not have (it shows as the
+    /// wrench): `(icon, set, tool)`, `tool` empty for the set's own icon.
+    pub fn unknown_icons(&self) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        for entry in self.tool_sets() {
+            if let Some(icon) = &entry.set.icon
+                && !is_lucide_icon(icon)
+            {
+                out.push((icon.clone(), entry.set.id.clone(), String::new()));
+            }
+            let overrides: Vec<(String, String)> = match &entry.set.tools {
+                Tools::Static(map) => map
+                    .iter()
+                    .filter_map(|(name, t)| Some((name.to_string(), t.icon()?.to_string())))
+                    .collect(),
+                Tools::Factory(f) => f.icon_overrides(),
+            };
+            for (tool, icon) in overrides {
+                if !is_lucide_icon(&icon) {
+                    out.push((icon, entry.set.id.clone(), tool));
+                }
+            }
+        }
+        out.sort();
+        out
     }
 
     /// Every known tool whose icon falls back to the wrench: `(tool, set)`.

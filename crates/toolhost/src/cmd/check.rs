@@ -27,6 +27,16 @@ pub struct Args {
     config: Option<PathBuf>,
 }
 
+/// An icon name Lucide does not have (it shows as the wrench).
+#[derive(Serialize)]
+struct UnknownIcon {
+    icon: String,
+    tool_set: String,
+    /// Empty for the tool set's own icon.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    tool: String,
+}
+
 /// A tool whose chat icon falls back to the wrench.
 #[derive(Serialize)]
 struct Wrench {
@@ -45,6 +55,8 @@ struct JsonReport<'a> {
     boot_error: Option<String>,
     /// Tools whose icon falls back to the wrench (not an error: a nudge to map them).
     wrench_icons: Vec<Wrench>,
+    /// Icon names that are not Lucide's (each shows as the wrench; a warning).
+    unknown_icons: Vec<UnknownIcon>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -88,9 +100,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         })
         .collect();
     let config = ConfigFile::load(args.config.as_deref())?;
-    let (wrench, boot_error) = match crate::registry::boot(&config, roots) {
-        Ok(registry) => (registry.wrench_tools(), None),
-        Err(e) => (Vec::new(), Some(e)),
+    let (wrench, unknown, boot_error) = match crate::registry::boot(&config, roots) {
+        Ok(registry) => (registry.wrench_tools(), registry.unknown_icons(), None),
+        Err(e) => (Vec::new(), Vec::new(), Some(e)),
     };
     // A tool folder's whole root boots with it: name only the tools that were checked.
     let checked: std::collections::HashSet<&str> = report
@@ -103,6 +115,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .filter(|(tool, _)| checked.contains(tool.as_str()))
         .map(|(tool, tool_set)| Wrench { tool, tool_set })
         .collect();
+    // As with the wrench: only the sets of the tools checked (or the set of a root).
+    let unknown: Vec<UnknownIcon> = unknown
+        .into_iter()
+        .filter(|(_, _, tool)| tool.is_empty() || checked.contains(tool.as_str()))
+        .map(|(icon, tool_set, tool)| UnknownIcon {
+            icon,
+            tool_set,
+            tool,
+        })
+        .collect();
+    tally.warnings += unknown.len();
     let boot_error = boot_error.map(|e| format!("{e:#}"));
     if let Some(e) = &boot_error {
         tally.errors += 1;
@@ -114,9 +137,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
             tally,
             boot_error: boot_error.clone(),
             wrench_icons: wrench,
+            unknown_icons: unknown,
         })?;
     } else {
         print_diagnostics(&mut std::io::stdout().lock(), &report.diagnostics)?;
+        for u in &unknown {
+            let whose = if u.tool.is_empty() {
+                format!("tool set `{}`", u.tool_set)
+            } else {
+                format!("tool `{}` (tool set `{}`)", u.tool, u.tool_set)
+            };
+            eprintln!(
+                "warning: {whose} names the icon `{}`, which is not a Lucide icon: it shows as the wrench (see lucide.dev/icons)",
+                u.icon
+            );
+        }
         for w in &wrench {
             eprintln!(
                 "note: `{}` (tool set `{}`) falls back to the wrench icon: give the set an `icon` or the tool an override",
