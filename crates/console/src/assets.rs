@@ -23,6 +23,7 @@ static SCRIPTS: &[(&str, &[u8])] = &[
         include_bytes!("../assets/vendor/htmx-ext-sse.min.js"),
     ),
     ("console.js", include_bytes!("../assets/js/console.js")),
+    ("agents.js", include_bytes!("../assets/js/agents.js")),
 ];
 
 /// FNV-1a of `bytes`, as 16 hex digits.

@@ -8,6 +8,7 @@
 //! every request. No token ever appears in a page.
 #![warn(missing_docs, unreachable_pub)]
 
+mod agents;
 mod assets;
 mod catalog;
 mod guard;
@@ -67,6 +68,7 @@ pub fn router(state: ConsoleState, allowed: Allowed) -> Router {
         .route("/catalog", get(catalog::index))
         .route("/catalog/sets/{id}", get(catalog::set_page))
         .route("/catalog/tools/{name}", get(catalog::tool_page))
+        .merge(agents::routes())
         .route("/assets/{file}", get(assets::serve))
         .fallback(page::not_found)
         .layer(axum::middleware::from_fn_with_state(
