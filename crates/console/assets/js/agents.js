@@ -109,11 +109,14 @@
       const rows = rowsOf(card);
       const visible = rows.filter(shown);
       const whole = visible.length === rows.length;
+      const grant = card.querySelector('[data-grant]');
       if (on) {
-        card.querySelector('[data-grant]').checked = true;
+        // A set granted now gets the shown tools only, not the hidden ones too.
+        if (!grant.checked && !whole) rows.forEach((r) => { allowOf(r).checked = false; });
+        grant.checked = true;
         visible.forEach((r) => { allowOf(r).checked = true; });
       } else if (whole) {
-        card.querySelector('[data-grant]').checked = false;
+        grant.checked = false;
       } else {
         visible.forEach((r) => { allowOf(r).checked = false; });
       }
