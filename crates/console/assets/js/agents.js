@@ -135,6 +135,16 @@
   }
   refreshAll();
 
+  // A complaint beside a field goes once the field is edited (the server checks again).
+  form.addEventListener('input', (e) => {
+    const t = e.target;
+    if (t.getAttribute && t.getAttribute('aria-invalid') === 'true') {
+      t.removeAttribute('aria-invalid');
+      const error = document.getElementById(`${t.id}-error`);
+      if (error) error.hidden = true;
+    }
+  });
+
   // Import: a chosen file is read into the box (the server parses it on submit).
   const file = document.querySelector('[data-import-file]');
   if (file) {
