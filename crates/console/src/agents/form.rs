@@ -138,7 +138,7 @@ async fn render(state: &ConsoleState, who: &Signed, status: StatusCode, v: View)
     let manage = may_manage(&who.caller);
     let mut icons = Icons::default();
     let icon = icons.take(Some(v.spec.icon.as_deref().unwrap_or("bot")));
-    let (categories, extra) = sources::categories(state, &v.spec, &mut icons);
+    let (categories, extra) = sources::categories(state, &v.spec, &mut icons).await;
     for name in [
         "search",
         "save",

@@ -13,6 +13,7 @@ use crate::ConsoleState;
 use crate::icons::Icons;
 
 const UNCATEGORIZED: &str = "Uncategorized";
+const MCP_SERVERS: &str = "MCP servers";
 const MISSING: &str = "Granted, but not on this host now";
 
 pub(crate) struct ToolRow {
@@ -65,10 +66,14 @@ struct Offered {
     factory: bool,
 }
 
-fn offered(state: &ConsoleState) -> Vec<Offered> {
+async fn offered(state: &ConsoleState) -> Vec<Offered> {
     let Some(registry) = state.host.registry() else {
         return Vec::new();
     };
+    // MCP servers' tools are known from a listing only: each listed concurrently, under
+    // its own deadline (a failing one answers from its last good listing, or with none).
+    let servers = registry.external_sources();
+    let listings = futures::future::join_all(servers.iter().map(|s| s.list())).await;
     let mut all: Vec<Offered> = registry
         .tool_sets()
         .map(|e| Offered {
@@ -88,6 +93,26 @@ fn offered(state: &ConsoleState) -> Vec<Offered> {
             factory: matches!(e.set.tools, toolhost_toolsets::Tools::Factory(_)),
         })
         .collect();
+    for (server, listing) in servers.iter().zip(listings) {
+        let source = Source::McpServer(server.name().to_string());
+        if all.iter().any(|o| o.source == source) {
+            continue;
+        }
+        let mut tools: Vec<String> = listing.tools.keys().map(str::to_string).collect();
+        tools.sort();
+        all.push(Offered {
+            source,
+            name: server.name().to_string(),
+            category: MCP_SERVERS.to_string(),
+            description: match listing.warning {
+                Some(w) => format!("{}: {w}", server.transport()),
+                None => server.transport(),
+            },
+            icon: server.icon().map(str::to_string),
+            tools,
+            factory: true,
+        });
+    }
     all.sort_by_key(|o| {
         (
             o.category == UNCATEGORIZED,
@@ -100,7 +125,7 @@ fn offered(state: &ConsoleState) -> Vec<Offered> {
 
 /// The form's categories for `spec`, and the grants it cannot show (a source granted
 /// again in another layer), as JSON for a hidden field.
-pub(crate) fn categories(
+pub(crate) async fn categories(
     state: &ConsoleState,
     spec: &AgentSpec,
     icons: &mut Icons,
@@ -114,7 +139,7 @@ pub(crate) fn categories(
             _ => extra.push(g),
         }
     }
-    let mut offered = offered(state);
+    let mut offered = offered(state).await;
     for (source, _, _) in &first {
         if !offered.iter().any(|o| &o.source == source) {
             offered.push(Offered {
