@@ -219,6 +219,18 @@ await run('agents', async (t) => {
   await t.cdp.send('Emulation.setScriptExecutionDisabled', { value: false });
   step('saves without JavaScript');
 
+  // The keyboard: a set's switch takes Space, its focus shows, the panel follows.
+  await page.goto(base + '/agents/new');
+  await page.focus(grant(UNITS));
+  await page.keyboard.press('Space');
+  await panelIs(page, ['convert_distance', 'convert_temperature', 'convert_volume', 'convert_weight']);
+  result.pages.keyboard = {
+    granted: await page.isChecked(grant(UNITS)),
+    outline: await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle),
+    count: await page.textContent(`${card(UNITS)} [data-count]`),
+  };
+  step('keyboard');
+
   // Delete, confirmed.
   await page.goto(base + '/agents/plain');
   await page.click('details.danger summary');

@@ -242,6 +242,12 @@ fn the_agent_form_in_chromium() {
     );
     assert_eq!(names(&plain["panel"]).len(), 3, "{plain}");
 
+    // The keyboard reaches a set's switch, with the focus visible.
+    let keys = &p["keyboard"];
+    assert_eq!(keys["granted"], true, "{keys}");
+    assert_ne!(keys["outline"], "none", "{keys}");
+    assert_eq!(keys["count"], "4/4", "{keys}");
+
     // Deleted.
     assert_eq!(
         p["afterDelete"],
