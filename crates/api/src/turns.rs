@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolhost_toolsets::{Claim, TurnRequest};
+use toolhost_toolsets::Claim;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Principal;
@@ -140,30 +140,24 @@ pub(crate) async fn effective_tools(
 ) -> Result<Json<EffectiveTools>, Problem> {
     who.reader()?;
     // toolhost.toml's agent, else the stored one (read once: its grants and its context).
-    let (agent, stored) = match state.host.config().agents.get(&id) {
-        Some(agent) => (agent.clone(), None),
+    let agent = match state.host.config().agents.get(&id) {
+        Some(agent) => agent.clone(),
         None => match state.store.agent(&id).await? {
-            Some(stored) => (stored.spec.to_config(), Some(stored)),
+            Some(stored) => stored.spec.to_config(),
             None => return Err(Problem::not_found("agent", &id)),
         },
     };
-    let Some(registry) = state.host.registry() else {
+    // The host's one resolution of an agent's turn, which the console's form shows too.
+    let Some(turn) = state
+        .host
+        .agent_turn(&id, &agent, who.actor(), q.workspace, q.org)
+        .await
+    else {
         return Err(Problem::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "this host serves no tool sets",
         ));
     };
-    let request = TurnRequest {
-        workspace_id: q
-            .workspace
-            .or_else(|| stored.as_ref().and_then(|a| a.spec.workspace.clone())),
-        org_id: q
-            .org
-            .or_else(|| stored.as_ref().and_then(|a| a.spec.org.clone())),
-        user_id: Some(who.actor().to_string()),
-        frontend_url: None,
-    };
-    let turn = registry.resolve_grants(&id, &agent.grants, &request).await;
     let tools = turn
         .tools
         .iter()

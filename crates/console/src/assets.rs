@@ -29,6 +29,7 @@ static SCRIPTS: &[(&str, &[u8])] = &[
         "mcp-servers.js",
         include_bytes!("../assets/js/mcp-servers.js"),
     ),
+    ("agents.js", include_bytes!("../assets/js/agents.js")),
 ];
 
 /// FNV-1a of `bytes`, as 16 hex digits.

@@ -21,8 +21,7 @@ fn all() -> &'static HashMap<&'static str, &'static str> {
 }
 
 /// Whether Lucide has an icon called `name`.
-#[cfg(test)]
-fn exists(name: &str) -> bool {
+pub(crate) fn exists(name: &str) -> bool {
     all().contains_key(name)
 }
 
@@ -45,12 +44,19 @@ impl Icons {
     /// The inline sprite: one `<symbol>` per icon used. Built from the vendored file only
     /// (no name reaches it unless it is a key of that file).
     pub(crate) fn sprite(&self) -> String {
+        self.sprite_with("i-")
+    }
+
+    /// The sprite with its symbols' ids under `prefix` (`<use href="#PREFIXNAME">`): for a
+    /// fragment swapped into a page that has a sprite of its own.
+    pub(crate) fn sprite_with(&self, prefix: &str) -> String {
         let mut out = String::from(
             "<svg class=\"sprite\" xmlns=\"http://www.w3.org/2000/svg\" aria-hidden=\"true\" focusable=\"false\">",
         );
         for name in &self.used {
             if let Some(inner) = all().get(name) {
-                out.push_str("<symbol id=\"i-");
+                out.push_str("<symbol id=\"");
+                out.push_str(prefix);
                 out.push_str(name);
                 out.push_str(
                     "\" viewBox=\"0 0 24 24\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"2\" \

@@ -8,6 +8,7 @@
 //! every request. No token ever appears in a page.
 #![warn(missing_docs, unreachable_pub)]
 
+mod agents;
 mod assets;
 mod audit;
 mod catalog;
@@ -79,6 +80,7 @@ pub fn router(state: ConsoleState, allowed: Allowed) -> Router {
         .merge(sources::routes())
         .merge(audit::routes())
         .merge(settings::routes())
+        .merge(agents::routes())
         .route("/assets/{file}", get(assets::serve))
         .fallback(page::not_found)
         .layer(axum::middleware::from_fn_with_state(

@@ -4,7 +4,8 @@
 //! every default. Sections: `[runtime]` (limits and executables), `[env]` (the variables
 //! tools get, such as `OFFICER_APIFY_TOKEN`), `[resources.NAME]` (passed to tools as the
 //! JSON object `OFFICER_RESOURCES`), `[sandbox]` (isolation of tool processes), `[serve]`
-//! (how `toolhost serve` listens, and its users' tokens); for tool sets (see
+//! (how `toolhost serve` listens, and its users' tokens), `[store]`, `[console]` (the web
+//! console's settings); for tool sets (see
 //! `toolhost_toolsets::ToolsetsConfig`): `[agents.ID]`, `[plugins.NAME]`, `[turns]`,
 //! `[tool_sets.ID]`; and `[mcp_servers.NAME]`, which belongs to the MCP client
 //! (`toolhost_mcp_client::McpServerConfig`).
@@ -90,6 +91,25 @@ pub struct ConfigFile {
     /// `[store]`: where agents, tokens, secrets and the call log persist.
     #[serde(default)]
     pub store: StoreConfig,
+    /// `[console]`: the web console's settings.
+    #[serde(default)]
+    pub console: ConsoleConfig,
+}
+
+/// `[console]`: the web console's settings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleConfig {
+    /// The agent form warns when an agent would get more tools than this (default 40:
+    /// models choose worse among many tools).
+    pub warn_tools_above: Option<usize>,
+}
+
+impl ConsoleConfig {
+    /// The agent form's tool-count threshold.
+    pub fn warn_tools_above(&self) -> usize {
+        self.warn_tools_above.unwrap_or(40)
+    }
 }
 
 /// `[store]`: the persistent store. `--database` and `TOOLHOST_DATABASE_URL` override

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use toolhost_catalog::{Catalog, Root};
 use toolhost_runtime::{Runtime, ToolEnv};
-use toolhost_toolsets::Registry;
+use toolhost_toolsets::{AgentConfig, Registry, Turn, TurnRequest};
 
 use crate::store::{AgentStore, CallLog, TokenStore, TracingCallLog};
 use crate::{
@@ -181,6 +181,29 @@ impl Host {
     /// The tool-set registry, when booted with `tool_sets`.
     pub fn registry(&self) -> Option<&Arc<Registry>> {
         self.registry.as_ref()
+    }
+
+    /// The turn a caller (`user`) of agent `id`, granted as `agent` says, would get now:
+    /// in `workspace` and `org` when given, else the agent's own. What the API's
+    /// effective tools and the console's agent form (for an unsaved agent) both show, so
+    /// that they never disagree. `None` when this host serves no tool sets. The caller
+    /// must `end` the turn.
+    pub async fn agent_turn(
+        &self,
+        id: &str,
+        agent: &AgentConfig,
+        user: &str,
+        workspace: Option<String>,
+        org: Option<String>,
+    ) -> Option<Turn> {
+        let registry = self.registry.as_ref()?;
+        let request = TurnRequest {
+            workspace_id: workspace.or_else(|| agent.workspace.clone()),
+            org_id: org.or_else(|| agent.org.clone()),
+            user_id: Some(user.to_string()),
+            frontend_url: None,
+        };
+        Some(registry.resolve_grants(id, &agent.grants, &request).await)
     }
 
     /// The caller when a surface names none.

@@ -40,7 +40,7 @@ pub use allowed::Allowed;
 pub use call_trace::{CallTrace, json_size};
 pub use caller::Caller;
 pub use catalog_source::CatalogSource;
-pub use config::{ConfigError, ConfigFile, ServeConfig, StoreConfig, TokenConfig};
+pub use config::{ConfigError, ConfigFile, ConsoleConfig, ServeConfig, StoreConfig, TokenConfig};
 pub use error::HostError;
 pub use host::{CatalogView, Host, HostOptions, Persistence, check_exposure, tool_env};
 pub use mcp_servers::McpServerError;
