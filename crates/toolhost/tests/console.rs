@@ -104,6 +104,67 @@ fn the_console_in_chromium() {
     let r = send_to(&server.addr, "GET", "/api/v1/healthz", &host, b"");
     assert_eq!(r.status, 200, "{}", r.body);
 
+    // The console's session cookie works on the API too; a change made with it must
+    // carry an Origin, and a foreign one is refused; signed out, the cookie is nothing.
+    let login = format!("token={token}&next=%2F");
+    let r = send_to(
+        &server.addr,
+        "POST",
+        "/sign-in",
+        &[
+            ("Host", "127.0.0.1"),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        login.as_bytes(),
+    );
+    assert_eq!(r.status, 303, "{}", r.body);
+    let set = r.header("set-cookie").unwrap().to_string();
+    let cookie = set.split(';').next().unwrap().to_string();
+    assert!(cookie.starts_with("toolhost_session=ths_"), "{set}");
+    let own = format!("http://{}", server.addr);
+    fn with_cookie<'a>(
+        cookie: &'a str,
+        extra: &[(&'static str, &'a str)],
+    ) -> Vec<(&'static str, &'a str)> {
+        let mut h = vec![("Host", "127.0.0.1"), ("Cookie", cookie)];
+        h.extend_from_slice(extra);
+        h
+    }
+    let with = |extra: &[(&'static str, &'static str)]| with_cookie(&cookie, extra);
+    let r = send_to(&server.addr, "GET", "/api/v1/tools", &with(&[]), b"");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let body = br#"{"name": "from the console"}"#;
+    let json = ("Content-Type", "application/json");
+    let r = send_to(&server.addr, "POST", "/api/v1/tokens", &with(&[json]), body);
+    assert_eq!(r.status, 403, "no Origin: {}", r.body);
+    assert!(r.body.contains("must carry an Origin"), "{}", r.body);
+    let r = send_to(
+        &server.addr,
+        "POST",
+        "/api/v1/tokens",
+        &with(&[json, ("Origin", "http://evil.com")]),
+        body,
+    );
+    assert_eq!(r.status, 403, "a foreign Origin: {}", r.body);
+    let r = send_to(
+        &server.addr,
+        "POST",
+        "/api/v1/tokens",
+        &with_cookie(&cookie, &[json, ("Origin", own.as_str())]),
+        body,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = send_to(
+        &server.addr,
+        "POST",
+        "/sign-out",
+        &with_cookie(&cookie, &[("Origin", own.as_str())]),
+        b"",
+    );
+    assert_eq!(r.status, 303, "{}", r.body);
+    let r = send_to(&server.addr, "GET", "/api/v1/tools", &with(&[]), b"");
+    assert_eq!(r.status, 401, "a signed-out session: {}", r.body);
+
     // The browser.
     let result: Value = run_script("console", &base, &token, &[]);
     let pages = &result["pages"];
