@@ -45,6 +45,8 @@ pub struct ConsoleState {
     endpoint: Arc<dyn ToolSource>,
     /// Whether the session cookie is `Secure` (the console is reached over HTTPS).
     secure: bool,
+    /// The chat turns running, per user.
+    chats: Arc<chat::Running>,
 }
 
 impl ConsoleState {
@@ -57,6 +59,7 @@ impl ConsoleState {
             store,
             endpoint,
             secure,
+            chats: Arc::default(),
         }
     }
 }

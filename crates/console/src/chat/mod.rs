@@ -7,8 +7,11 @@
 //! turn back as server-sent events; Stop closes that stream, which cancels the turn.
 
 mod completions;
+mod running;
 mod settings;
 mod turn;
+
+pub(crate) use running::Running;
 
 use std::convert::Infallible;
 
@@ -278,9 +281,19 @@ async fn turn_stream(
         }
         Err(e) => return page::store_error(e),
     };
+    let Some(slot) = state.chats.begin(caller.user()) else {
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!(
+                "you have {} chat turns running already: stop one or wait for it",
+                running::MAX_PER_USER
+            ),
+        );
+    };
     let tools = state.endpoint.tools(&caller).await;
     let icons = catalog::tool_icons(&state);
     let stop = CancellationToken::new();
+    let stop_turn = stop.clone();
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     let job = turn::Turn {
         state,
@@ -290,7 +303,10 @@ async fn turn_stream(
         icons,
         messages: body.messages,
     };
-    tokio::spawn(turn::run(job, tx, stop.clone()));
+    tokio::spawn(async move {
+        turn::run(job, tx, stop_turn).await;
+        drop(slot);
+    });
     // Dropping the stream (the browser closed it: Stop, or the tab went) stops the turn.
     let guard = stop.drop_guard();
     let stream = futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
