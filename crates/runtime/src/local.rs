@@ -76,6 +76,7 @@ impl LocalExecutor {
         }
         let launcher = Launcher { sandbox, caches };
         let spawn = WorkerSpawn {
+            node_flags: crate::node::node_flags(&config.node),
             node: config.node.clone(),
             harness,
             run_dir: run_dir.clone(),

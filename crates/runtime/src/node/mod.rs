@@ -1,5 +1,6 @@
 //! Node.js workers: warm processes that load tool entry files and run `execute`.
 
+mod flags;
 mod frame;
 mod outbox;
 mod pool;
@@ -8,6 +9,7 @@ mod worker;
 
 use std::path::{Path, PathBuf};
 
+pub(crate) use flags::node_flags;
 pub(crate) use pool::{Limits, NodePool, WorkerKey};
 pub(crate) use worker::{Worker, WorkerSpawn, describe_exit, signal_group};
 

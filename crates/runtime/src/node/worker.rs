@@ -35,6 +35,8 @@ pub(crate) fn signal_group(pgid: i32, signal: rustix::process::Signal) {
 #[derive(Debug, Clone)]
 pub(crate) struct WorkerSpawn {
     pub node: PathBuf,
+    /// Flags for `node` before the harness (see `flags.rs`).
+    pub node_flags: Vec<String>,
     pub harness: PathBuf,
     pub run_dir: PathBuf,
     /// Frames larger than this are a protocol violation.
@@ -126,12 +128,14 @@ impl Worker {
             .launcher
             .start(ToolProcess {
                 program: &spawn.node,
-                args: vec![
-                    Arg::Text("--enable-source-maps".into()),
-                    Arg::Path(spawn.harness.clone()),
-                    Arg::Path(transpiled),
-                    Arg::Path(socket.clone()),
-                ],
+                args: std::iter::once(Arg::Text("--enable-source-maps".into()))
+                    .chain(spawn.node_flags.iter().map(|f| Arg::Text(f.clone())))
+                    .chain([
+                        Arg::Path(spawn.harness.clone()),
+                        Arg::Path(transpiled),
+                        Arg::Path(socket.clone()),
+                    ])
+                    .collect(),
                 cwd: &space.home,
                 space,
                 env,
