@@ -61,8 +61,58 @@ pub fn check_folder(dir: &Path) -> CheckReport {
         path: dir.to_path_buf(),
         ok: folder.tool().is_some(),
     });
+    let missing = missing_programs(dir, folder.manifest.as_ref());
     report.diagnostics.extend(folder.diagnostics);
+    report.diagnostics.extend(missing);
     report
+}
+
+/// Where tool processes look for a program named without a directory (the runtime's
+/// `PATH` for tools, inside the sandbox as out of it: the sandbox shows the host's `/usr`).
+const TOOL_PATH: &[&str] = &["/usr/local/bin", "/usr/bin", "/bin"];
+
+/// A warning for each program in `programs` that the tools' `PATH` lacks on this host.
+fn missing_programs(dir: &Path, manifest: Option<&toolhost_spec::ToolManifest>) -> Vec<Diagnostic> {
+    let Some(m) = manifest else {
+        return Vec::new();
+    };
+    m.programs
+        .iter()
+        .filter(|p| !TOOL_PATH.iter().any(|d| is_executable(&Path::new(d).join(p))))
+        .map(|p| {
+            let hint = match debian_package(p) {
+                Some(pkg) => format!(" (Debian: `apt-get install {pkg}`)"),
+                None => String::new(),
+            };
+            Diagnostic::warning(
+                dir.join(TOOL_MD),
+                None,
+                Code::ProgramMissing,
+                format!(
+                    "`{}` runs `{p}`, which is not installed on this host (not in {}): its calls will fail{hint}",
+                    m.name,
+                    TOOL_PATH.join(":")
+                ),
+            )
+        })
+        .collect()
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The Debian package of a program the standard tools run.
+fn debian_package(program: &str) -> Option<&'static str> {
+    Some(match program {
+        "ffmpeg" | "ffprobe" => "ffmpeg",
+        "tesseract" => "tesseract-ocr",
+        "pdftotext" | "pdftoppm" | "pdfinfo" | "pdfimages" => "poppler-utils",
+        "sqlite3" => "sqlite3",
+        "chromium" => "chromium",
+        _ => return None,
+    })
 }
 
 /// Checks every tool folder of a root, plus names defined twice in it.
@@ -117,5 +167,7 @@ fn add_folder(report: &mut CheckReport, dir: &Path, folder: toolhost_spec::Folde
             ok: folder.tool().is_some(),
         });
     }
+    let missing = missing_programs(dir, folder.manifest.as_ref());
     report.diagnostics.extend(folder.diagnostics);
+    report.diagnostics.extend(missing);
 }

@@ -67,6 +67,8 @@ codes! {
     FieldType = "field-type",
     /// No Markdown documentation for the agent to read.
     BodyEmpty = "body-empty",
+    /// A program the tool lists in `programs` is not on the tools' `PATH` on this host.
+    ProgramMissing = "program-missing",
     // fields
     /// No `name`.
     NameMissing = "name-missing",
@@ -201,7 +203,7 @@ impl Diagnostic {
     }
 
     /// A warning-level finding: the tool is still served.
-    pub(crate) fn warning(
+    pub fn warning(
         path: impl Into<PathBuf>,
         position: Option<Position>,
         code: Code,

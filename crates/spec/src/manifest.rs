@@ -115,6 +115,10 @@ pub struct ToolManifest {
     /// tool's sandbox has none.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub network: bool,
+    /// Toolhost extension: the host programs the tool runs (`programs: [ffmpeg]`), which
+    /// `toolhost check` looks for on the tools' `PATH`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<String>,
     /// Frontmatter keys this version does not know, kept verbatim.
     pub extra: Map<String, Value>,
     /// The Markdown body: the documentation the agent reads.

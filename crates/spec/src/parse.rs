@@ -35,6 +35,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "timeout",
     "idle_timeout",
     "network",
+    "programs",
 ];
 const INPUT_KEYS: &[&str] = &[
     "type",
@@ -164,6 +165,7 @@ impl Cx<'_> {
         let mut timeout = None;
         let mut idle_timeout = None;
         let mut network = false;
+        let mut programs = Vec::new();
         let mut extra = Map::new();
         let mut seen = Vec::new();
 
@@ -188,6 +190,7 @@ impl Cx<'_> {
                 "timeout" => timeout = self.seconds(k, value),
                 "idle_timeout" => idle_timeout = self.seconds(k, value),
                 "network" => network = self.top_flag(k, value).unwrap_or(false),
+                "programs" => programs = self.programs(value),
                 _ => {
                     let at = self.pos(key);
                     self.warn(
@@ -239,6 +242,7 @@ impl Cx<'_> {
             timeout,
             idle_timeout,
             network,
+            programs,
             extra,
             body: String::new(),
         })
@@ -343,6 +347,44 @@ impl Cx<'_> {
                 None
             }
         }
+    }
+
+    /// `programs`: the host programs the tool runs, as a list or a comma-separated string
+    /// of plain names (looked up on the tools' `PATH`).
+    fn programs(&mut self, node: &Node<'_>) -> Vec<String> {
+        let items: Vec<(String, Position)> = match &node.data {
+            Data::Seq(items) => items
+                .iter()
+                .map(|i| (scalar_text(i).unwrap_or_default(), self.pos(i)))
+                .collect(),
+            Data::Scalar(Scalar::Null) => Vec::new(),
+            _ => match scalar_text(node) {
+                Some(s) => s
+                    .split(',')
+                    .map(|p| (p.trim().to_string(), self.pos(node)))
+                    .collect(),
+                None => Vec::new(),
+            },
+        };
+        let mut out: Vec<String> = Vec::new();
+        for (name, at) in items {
+            let plain = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'));
+            if !plain {
+                self.error(
+                    at,
+                    Code::FieldType,
+                    format!(
+                        "`programs` lists the programs the tool runs by their plain names, such as                          `programs: [ffmpeg, ffprobe]`; `{name}` is not one"
+                    ),
+                );
+            } else if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        out
     }
 
     fn seconds(&mut self, field: &str, node: &Node<'_>) -> Option<std::time::Duration> {

@@ -4,6 +4,7 @@ mod catalog_args;
 mod cmd;
 mod output;
 mod registry;
+mod standard_tools;
 mod store_args;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +42,8 @@ enum Command {
     List(cmd::list::Args),
     /// Copy seed tools into a target directory when the seed's version is higher.
     Sync(cmd::sync::Args),
+    /// Install or update Officer's standard tools in DATA_PATH/tools, by version.
+    Init(cmd::init::Args),
     /// Scaffold a new tool folder that passes `check`.
     New(cmd::new::Args),
     /// Call a tool and print its result (progress goes to stderr).
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(args),
         Command::List(args) => cmd::list::run(args),
         Command::Sync(args) => cmd::sync::run(args),
+        Command::Init(args) => cmd::init::run(args),
         Command::New(args) => cmd::new::run(args),
         Command::Call(args) => cmd::call::run(args),
         Command::Sandbox(args) => cmd::sandbox::run(args),

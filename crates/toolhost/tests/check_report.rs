@@ -105,3 +105,63 @@ fn one_tool_folder_reports_only_its_own_wrench() {
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["wrench_icons"].as_array().unwrap().len(), 2, "{v}");
 }
+
+/// A tool that lists the host programs it runs: one this host has, one it lacks.
+fn tool_with_programs(root: &Path, programs: &str) -> std::path::PathBuf {
+    let dir = root.join("runner");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("TOOL.md"),
+        format!(
+            "---\nname: runner\ndescription: Runs programs.\nversion: 1\nprograms: {programs}\n---\n\n# runner\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("index.ts"),
+        "export async function execute() { return { content: [{ type: 'text', text: 'ok' }] }; }\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_program_the_host_lacks_is_a_warning_naming_its_package() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = tool_with_programs(t.path(), "[sh, ffprobe-that-is-not-there, ffmpeg]");
+    let (code, stdout, stderr) = check(t.path(), &["--json", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "a warning, not an error: {stdout}{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let missing: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "program-missing")
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    // `sh` is everywhere; the made-up one never is; ffmpeg depends on the machine.
+    assert!(
+        missing
+            .iter()
+            .any(|m| m.contains("`ffprobe-that-is-not-there`, which is not installed")),
+        "{missing:?}"
+    );
+    assert!(!missing.iter().any(|m| m.contains("`sh`")), "{missing:?}");
+    let ffmpeg_here = Path::new("/usr/bin/ffmpeg").exists();
+    assert_eq!(
+        missing
+            .iter()
+            .any(|m| m.contains("`ffmpeg`") && m.contains("apt-get install ffmpeg")),
+        !ffmpeg_here,
+        "{missing:?}"
+    );
+    // A path is not a program name: an error at the field.
+    let t = tempfile::tempdir().unwrap();
+    let dir = tool_with_programs(t.path(), "[/usr/bin/ffmpeg]");
+    let (code, stdout, _) = check(t.path(), &[dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("error[field-type]") && stdout.contains("`programs` lists the programs"),
+        "{stdout}"
+    );
+}

@@ -42,7 +42,10 @@ mod tests {
     fn websocket_is_switched_on_where_it_is_not_global() {
         assert_eq!(
             flags_for("v20.20.2\n"),
-            ["--experimental-websocket", "--disable-warning=ExperimentalWarning"]
+            [
+                "--experimental-websocket",
+                "--disable-warning=ExperimentalWarning"
+            ]
         );
         assert_eq!(flags_for("v20.5.0"), ["--experimental-websocket"]);
         assert_eq!(flags_for("v21.1.0"), ["--experimental-websocket"]);

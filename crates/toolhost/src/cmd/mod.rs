@@ -1,6 +1,7 @@
 pub mod call;
 pub mod check;
 pub mod doctor;
+pub mod init;
 pub mod list;
 pub mod mcp;
 pub mod new;

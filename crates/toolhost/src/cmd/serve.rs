@@ -57,6 +57,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let with_store = args.store.location(&config)?.is_some();
     toolhost_host::check_exposure(&config, addr, args.catalog.user.is_some(), with_store)?;
     let connection_limits = fit_fd_limit(ConnectionLimits::from_config(&config.serve));
+    // First start on a data folder: Officer's standard tools, as Officer's seed sync
+    // would put them there (`toolhost init --data` updates them later).
+    if let Some(data) = &args.catalog.data
+        && !data.join("tools").exists()
+    {
+        let items = crate::standard_tools::install(data, false)?;
+        tracing::info!(
+            "first start: installed {} standard tools into {}",
+            items.len(),
+            data.join("tools").display()
+        );
+    }
     let options = HostOptions {
         roots: args.catalog.roots()?,
         data: args.catalog.data.clone(),

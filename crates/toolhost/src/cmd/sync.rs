@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use toolhost_catalog::sync::{SyncAction, SyncOptions, sync};
+use toolhost_catalog::sync::{SyncAction, SyncItem, SyncOptions, sync};
 
 use crate::output::{print_diagnostics, print_json};
 
@@ -31,40 +31,51 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         print_json(&items)?;
     } else {
-        let name_w = items.iter().map(|i| i.name.len()).max().unwrap_or(0);
-        for item in &items {
-            let version = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-            let what = match (item.action, args.dry_run) {
-                (SyncAction::Copied, true) => "would copy",
-                (SyncAction::Copied, false) => "copied",
-                (SyncAction::UpToDate, _) => "up to date",
-                (SyncAction::KeptNewer, _) => "kept (target newer)",
-                (SyncAction::Invalid, _) => "invalid",
-                (SyncAction::Failed, _) => "failed",
-            };
-            println!(
-                "{:name_w$}  {what:19}  seed {} → target {}",
-                item.name,
-                version(item.seed_version),
-                version(item.target_version)
-            );
-            for note in &item.notes {
-                let level = if item.action == SyncAction::UpToDate {
-                    "warning"
-                } else {
-                    "note"
-                };
-                println!("  {level}: {note}");
-            }
-            print_diagnostics(&mut std::io::stdout().lock(), &item.diagnostics)?;
-        }
+        print_items(&items, args.dry_run)?;
     }
+    Ok(exit_code(&items))
+}
+
+/// Failure when any tool was invalid or could not be copied.
+pub fn exit_code(items: &[SyncItem]) -> ExitCode {
     let failed = items
         .iter()
         .any(|i| matches!(i.action, SyncAction::Invalid | SyncAction::Failed));
-    Ok(if failed {
+    if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
-    })
+    }
+}
+
+/// One line per tool, with its notes and diagnostics.
+pub fn print_items(items: &[SyncItem], dry_run: bool) -> Result<()> {
+    let name_w = items.iter().map(|i| i.name.len()).max().unwrap_or(0);
+    for item in items {
+        let version = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        let what = match (item.action, dry_run) {
+            (SyncAction::Copied, true) => "would copy",
+            (SyncAction::Copied, false) => "copied",
+            (SyncAction::UpToDate, _) => "up to date",
+            (SyncAction::KeptNewer, _) => "kept (target newer)",
+            (SyncAction::Invalid, _) => "invalid",
+            (SyncAction::Failed, _) => "failed",
+        };
+        println!(
+            "{:name_w$}  {what:19}  seed {} → target {}",
+            item.name,
+            version(item.seed_version),
+            version(item.target_version)
+        );
+        for note in &item.notes {
+            let level = if item.action == SyncAction::UpToDate {
+                "warning"
+            } else {
+                "note"
+            };
+            println!("  {level}: {note}");
+        }
+        print_diagnostics(&mut std::io::stdout().lock(), &item.diagnostics)?;
+    }
+    Ok(())
 }
