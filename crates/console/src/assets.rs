@@ -23,6 +23,10 @@ static SCRIPTS: &[(&str, &[u8])] = &[
         include_bytes!("../assets/vendor/htmx-ext-sse.min.js"),
     ),
     ("console.js", include_bytes!("../assets/js/console.js")),
+    (
+        "playground.js",
+        include_bytes!("../assets/js/playground.js"),
+    ),
 ];
 
 /// FNV-1a of `bytes`, as 16 hex digits.

@@ -11,13 +11,16 @@
 mod assets;
 mod catalog;
 mod guard;
+mod history;
 mod icons;
 mod layout;
 mod markdown;
 mod overview;
 mod page;
+mod playground;
 mod session;
 mod time;
+mod tool_icons;
 
 use std::sync::Arc;
 
@@ -67,6 +70,8 @@ pub fn router(state: ConsoleState, allowed: Allowed) -> Router {
         .route("/catalog", get(catalog::index))
         .route("/catalog/sets/{id}", get(catalog::set_page))
         .route("/catalog/tools/{name}", get(catalog::tool_page))
+        .merge(playground::routes())
+        .merge(history::routes())
         .route("/assets/{file}", get(assets::serve))
         .fallback(page::not_found)
         .layer(axum::middleware::from_fn_with_state(
