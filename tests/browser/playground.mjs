@@ -150,6 +150,10 @@ await run('playground', async (t) => {
     arguments: await page.textContent('[data-arguments]'),
     result: (await page.textContent('[data-result] pre')).trim(),
     status: (await page.textContent('h1 [data-status]')).trim(),
+    surface: await page.$$eval('dl.facts dt', (dts) => {
+      const dt = dts.find((d) => d.textContent.trim() === 'Surface');
+      return dt ? dt.nextElementSibling.textContent.trim() : null;
+    }),
   };
   await shot('call-detail');
   await Promise.all([page.waitForURL(/\/playground\?/), page.click('[data-replay]')]);

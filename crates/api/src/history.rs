@@ -62,7 +62,7 @@ pub(crate) struct CallOut {
     pub(crate) token: Option<String>,
     /// The agent it was called as.
     pub(crate) agent: Option<String>,
-    /// `mcp-stdio`, `mcp-http`, `api`, `cli`.
+    /// `mcp-stdio`, `mcp-http`, `api`, `console`, `cli`.
     pub(crate) transport: String,
     /// The tool.
     pub(crate) tool: String,

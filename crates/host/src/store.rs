@@ -100,7 +100,7 @@ pub struct CallRecord {
     pub tool: String,
     /// The tool set it was granted through, when known.
     pub tool_set: Option<String>,
-    /// Which surface it came through (`mcp-stdio`, `mcp-http`, `api`, `cli`).
+    /// Which surface it came through (`mcp-stdio`, `mcp-http`, `api`, `console`, `cli`).
     pub surface: &'static str,
     /// When it began.
     pub started: SystemTime,

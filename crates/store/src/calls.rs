@@ -70,7 +70,7 @@ pub struct CallRow {
     pub token_id: Option<String>,
     /// The agent it was called as, if any.
     pub agent_id: Option<String>,
-    /// `mcp-stdio`, `mcp-http`, `api`, `cli`.
+    /// `mcp-stdio`, `mcp-http`, `api`, `console`, `cli`.
     pub transport: String,
     /// The tool, as called.
     pub tool: String,

@@ -156,6 +156,8 @@ fn the_playground_and_history_in_chromium() {
     );
     assert_eq!(d["result"], "done 5 steps", "{d}");
     assert_eq!(d["status"], "success", "{d}");
+    // Run from the console (through the API, with the session cookie): logged as such.
+    assert_eq!(d["surface"], "console", "{d}");
     let r = &pages["replay"];
     assert_eq!(r["steps"], "5", "{r}");
     assert_eq!(r["delay"], "300", "{r}");
