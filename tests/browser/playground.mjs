@@ -166,4 +166,25 @@ await run('playground', async (t) => {
   await shot('playground-replay');
   await measure(new URL(page.url()).pathname + new URL(page.url()).search, 'playground-replay');
   step('detail and replay');
+
+  // Another user, who may only read: none of the admin's calls, not even by their id, and
+  // no Run.
+  const reader = process.env.READER_TOKEN;
+  assert.ok(reader, 'READER_TOKEN is required');
+  await page.goto(base + '/');
+  await Promise.all([page.waitForURL(/\/sign-in$/), page.click('form[action="/sign-out"] button')]);
+  await t.signIn(page, reader);
+  await page.goto(base + '/history');
+  const readerRows = (await page.$$('a.call')).length;
+  const detail = await t.expect(() => page.goto(base + href));
+  const callId = href.split('/').pop();
+  await page.goto(`${base}/playground?tool=slow&replay=${callId}`);
+  result.pages.reader = {
+    rows: readerRows,
+    detailStatus: detail.status(),
+    replay: (await page.textContent('[role=alert]')).trim(),
+    runDisabled: await page.isDisabled('[data-run-button]'),
+    steps: await page.inputValue(field('steps')),
+  };
+  step(`another user: ${JSON.stringify(result.pages.reader)}`);
 });

@@ -4,7 +4,8 @@
 //! bad values before anything is sent, `slow` runs with its progress bar and message
 //! advancing, another run is cancelled, `ticker` measures how long a progress update
 //! takes from the tool to the screen, then the history (grouped, filtered by status), a
-//! call's detail with its result, and Replay into the playground with the form prefilled.
+//! call's detail with its result, and Replay into the playground with the form prefilled;
+//! another user sees none of those calls.
 #![allow(clippy::unwrap_used)]
 
 #[path = "mcp/browser.rs"]
@@ -17,7 +18,7 @@ mod stored;
 use browser::{assert_budgets, assert_screenshots, run_script};
 use common::{Fixture, Server};
 use serde_json::Value;
-use stored::admin_token;
+use stored::{admin_token, new_token};
 
 /// A progress update must be on screen within this long of the tool sending it.
 const PROGRESS_BUDGET_MS: f64 = 100.0;
@@ -84,7 +85,9 @@ fn the_playground_and_history_in_chromium() {
     let token = admin_token(&server.logs());
     let base = format!("http://{}", server.addr);
 
-    let result: Value = run_script("playground", &base, &token, &[]);
+    // A user who may read but not call, to see that the history is one's own.
+    let reader = new_token(&f, &db, &["--user", "rita", "--scope", "tools:read"]);
+    let result: Value = run_script("playground", &base, &token, &[("READER_TOKEN", &reader)]);
     let pages = &result["pages"];
 
     // Validation refused bad values before anything was sent.
@@ -161,6 +164,20 @@ fn the_playground_and_history_in_chromium() {
     let r = &pages["replay"];
     assert_eq!(r["steps"], "5", "{r}");
     assert_eq!(r["delay"], "300", "{r}");
+
+    // Another user sees none of it, and may not run what it may not call.
+    let other = &pages["reader"];
+    assert_eq!(other["rows"], 0, "{other}");
+    assert_eq!(other["detailStatus"], 404, "{other}");
+    assert!(
+        other["replay"]
+            .as_str()
+            .unwrap()
+            .contains("not in your history"),
+        "{other}"
+    );
+    assert_eq!(other["runDisabled"], true, "{other}");
+    assert_eq!(other["steps"], "", "nothing replayed: {other}");
 
     assert_budgets(&result, 4);
     assert_screenshots(&[
