@@ -14,20 +14,40 @@ use toolhost_store::session_cookie;
 
 use crate::{ApiState, Problem};
 
-/// The authenticated caller of a request.
-pub(crate) struct Principal(pub Caller);
+/// The authenticated caller of a request, and how it came.
+pub(crate) struct Principal(pub Caller, pub(crate) Via);
+
+/// How a request was authenticated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// A bearer token.
+    Token,
+    /// The web console's session cookie (its pages call the API from the browser).
+    Console,
+}
+
+impl Via {
+    /// The surface a call made this way is logged under: the console's playground runs
+    /// through the API, and its history should say that they came from the console.
+    pub(crate) fn surface(self) -> &'static str {
+        match self {
+            Via::Token => "api",
+            Via::Console => "console",
+        }
+    }
+}
 
 impl FromRequestParts<ApiState> for Principal {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, Problem> {
-        let bearer = match parts.headers.get(header::AUTHORIZATION) {
-            Some(v) => v.to_str().ok().map(str::to_string),
-            None => session_token(parts, state).await?,
+        let (bearer, via) = match parts.headers.get(header::AUTHORIZATION) {
+            Some(v) => (v.to_str().ok().map(str::to_string), Via::Token),
+            None => (session_token(parts, state).await?, Via::Console),
         };
         let bearer = bearer.ok_or_else(Problem::unauthenticated)?;
         match state.host.tokens().authenticate(&bearer).await? {
-            Some(caller) => Ok(Principal(caller)),
+            Some(caller) => Ok(Principal(caller, via)),
             None => Err(Problem::unauthenticated()),
         }
     }

@@ -131,9 +131,10 @@ pub(crate) async fn start(
 ) -> Result<Response, Problem> {
     let caller = calling_as(&state, &who, body.agent.as_deref()).await?;
     let log = state.host.call_log();
+    let surface = who.1.surface();
     if !caller.may(Scope::ToolsCall) {
         let why = "this token lacks the scope `tools:call`";
-        CallTrace::deny(&*log, &caller, &body.tool, "api", why);
+        CallTrace::deny(&*log, &caller, &body.tool, surface, why);
         return Err(Problem::forbidden(why));
     }
     let Some(target) = state.endpoint.resolve(&caller, &body.tool).await else {
@@ -141,13 +142,13 @@ pub(crate) async fn start(
             "tool `{}` does not exist, or is not one you may call",
             body.tool
         );
-        CallTrace::deny(&*log, &caller, &body.tool, "api", &why);
+        CallTrace::deny(&*log, &caller, &body.tool, surface, &why);
         return Err(Problem::new(StatusCode::NOT_FOUND, why).at("tool"));
     };
     let args = Value::Object(body.arguments.unwrap_or_default());
     let id = toolhost_store::new_id();
     let trace =
-        CallTrace::begin(log, &caller, &body.tool, "api", &args, &target).with_id(id.clone());
+        CallTrace::begin(log, &caller, &body.tool, surface, &args, &target).with_id(id.clone());
     let mut request = target.request(args, caller.space.clone());
     request.tool_call_id = Some(id.clone());
     let call = state.host.runtime().call(request);

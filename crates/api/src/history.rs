@@ -62,7 +62,7 @@ pub(crate) struct CallOut {
     pub(crate) token: Option<String>,
     /// The agent it was called as.
     pub(crate) agent: Option<String>,
-    /// `mcp-stdio`, `mcp-http`, `api`, `cli`.
+    /// `mcp-stdio`, `mcp-http`, `api`, `console`, `cli`.
     pub(crate) transport: String,
     /// The tool.
     pub(crate) tool: String,
@@ -76,6 +76,10 @@ pub(crate) struct CallOut {
     pub(crate) result_bytes: i64,
     /// The arguments, `sensitive` ones replaced, capped (JSON text).
     pub(crate) arguments: String,
+    /// The result (JSON text: `content`, `isError`, `structuredContent`), redacted, cut
+    /// to 16 KiB (then only its text, with `truncated_from_bytes`); absent for a call
+    /// that had none.
+    pub(crate) result: Option<String>,
 }
 
 pub(crate) fn call_out(c: CallRow) -> CallOut {
@@ -93,6 +97,7 @@ pub(crate) fn call_out(c: CallRow) -> CallOut {
         error: c.error,
         result_bytes: c.result_bytes,
         arguments: c.arguments,
+        result: c.result,
     }
 }
 

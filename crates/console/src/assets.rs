@@ -30,6 +30,10 @@ static SCRIPTS: &[(&str, &[u8])] = &[
         include_bytes!("../assets/js/mcp-servers.js"),
     ),
     ("agents.js", include_bytes!("../assets/js/agents.js")),
+    (
+        "playground.js",
+        include_bytes!("../assets/js/playground.js"),
+    ),
 ];
 
 /// FNV-1a of `bytes`, as 16 hex digits.

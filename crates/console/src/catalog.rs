@@ -112,17 +112,6 @@ fn all_sets(state: &ConsoleState) -> Vec<(SetView, Option<String>)> {
     sets
 }
 
-/// Each known tool's icon: its tool set's (the first set that lists it).
-pub(crate) fn tool_icons(state: &ConsoleState) -> HashMap<String, Option<String>> {
-    let mut icons = HashMap::new();
-    for (set, icon) in all_sets(state) {
-        for tool in set.tools {
-            icons.entry(tool).or_insert_with(|| icon.clone());
-        }
-    }
-    icons
-}
-
 /// The names of the tools that have a page: those served to the caller, and those of
 /// tool sets with a fixed list (a factory's are known only per turn).
 async fn with_pages(state: &ConsoleState, who: &Signed) -> HashSet<String> {

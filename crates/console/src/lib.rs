@@ -14,17 +14,20 @@ mod audit;
 mod catalog;
 mod chat;
 mod guard;
+mod history;
 mod icons;
 mod layout;
 mod markdown;
 mod mcp_servers;
 mod overview;
 mod page;
+mod playground;
 mod session;
 mod settings;
 mod sources;
 mod time;
 mod tokens;
+mod tool_icons;
 
 use std::sync::Arc;
 
@@ -84,6 +87,8 @@ pub fn router(state: ConsoleState, allowed: Allowed) -> Router {
         .merge(audit::routes())
         .merge(settings::routes())
         .merge(agents::routes())
+        .merge(playground::routes())
+        .merge(history::routes())
         .route("/assets/{file}", get(assets::serve))
         .fallback(page::not_found)
         .layer(axum::middleware::from_fn_with_state(

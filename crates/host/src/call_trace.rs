@@ -62,6 +62,7 @@ impl CallTrace {
             self.record.error = Some(first_chars(&result.joined_text()));
         }
         self.record.result_bytes = json_size(result);
+        self.record.result = Some(CallRecord::result_for_log(result));
     }
 
     /// Whether [`CallTrace::finish`] was called.
@@ -108,6 +109,7 @@ fn record(caller: &Caller, tool: &str, surface: &'static str) -> CallRecord {
         error: None,
         result_bytes: 0,
         arguments: "{}".to_string(),
+        result: None,
     }
 }
 
@@ -126,6 +128,7 @@ fn record_of_nobody() -> CallRecord {
         error: None,
         result_bytes: 0,
         arguments: String::new(),
+        result: None,
     }
 }
 
@@ -228,8 +231,34 @@ mod tests {
             rows[0].arguments
         );
         assert!(rows[0].result_bytes > 0);
+        let result: Value = serde_json::from_str(rows[0].result.as_deref().unwrap()).unwrap();
+        assert_eq!(result["isError"], true);
+        assert_eq!(result["content"][0]["text"], "boom");
+        assert_eq!(rows[1].result, None);
         assert_eq!(rows[1].outcome, CallOutcome::Abandoned);
         assert_eq!(rows[2].outcome, CallOutcome::Denied);
         assert_eq!(rows[2].error.as_deref(), Some("not granted"));
+    }
+}
+
+#[cfg(test)]
+mod result_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::store::MAX_LOGGED_RESULT;
+
+    #[test]
+    fn a_large_result_is_cut_to_the_limit_with_a_marker() {
+        let small = ToolResult::text("hello");
+        let kept: Value = serde_json::from_str(&CallRecord::result_for_log(&small)).unwrap();
+        assert_eq!(kept["content"][0]["text"], "hello");
+        assert!(kept.get("truncated_from_bytes").is_none());
+        // Control characters escape to six bytes each: the cut still fits.
+        let big = ToolResult::text("\u{1}".repeat(100_000));
+        let text = CallRecord::result_for_log(&big);
+        assert!(text.len() <= MAX_LOGGED_RESULT, "{}", text.len());
+        let kept: Value = serde_json::from_str(&text).unwrap();
+        assert!(kept["truncated_from_bytes"].as_u64().unwrap() > 100_000);
+        assert!(kept["content"][0]["text"].as_str().unwrap().ends_with('…'));
     }
 }

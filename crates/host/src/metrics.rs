@@ -144,6 +144,7 @@ mod tests {
             error: None,
             result_bytes: 0,
             arguments: "{}".into(),
+            result: None,
         }
     }
 

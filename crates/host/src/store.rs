@@ -100,7 +100,7 @@ pub struct CallRecord {
     pub tool: String,
     /// The tool set it was granted through, when known.
     pub tool_set: Option<String>,
-    /// Which surface it came through (`mcp-stdio`, `mcp-http`, `api`, `cli`).
+    /// Which surface it came through (`mcp-stdio`, `mcp-http`, `api`, `console`, `cli`).
     pub surface: &'static str,
     /// When it began.
     pub started: SystemTime,
@@ -114,10 +114,17 @@ pub struct CallRecord {
     pub result_bytes: u64,
     /// The arguments, `sensitive` ones replaced, at most [`MAX_LOGGED_ARGUMENTS`] bytes.
     pub arguments: String,
+    /// The result as JSON, at most [`MAX_LOGGED_RESULT`] bytes
+    /// ([`CallRecord::result_for_log`]); `None` for a call that never had one.
+    pub result: Option<String>,
 }
 
 /// The most bytes of arguments a call-log row keeps.
 pub const MAX_LOGGED_ARGUMENTS: usize = 4096;
+
+/// The most bytes of a result a call-log row keeps (16 KiB): enough for the console's
+/// history to show what a call returned, small enough that 100,000 rows stay cheap.
+pub const MAX_LOGGED_RESULT: usize = 16 * 1024;
 
 impl CallRecord {
     /// `args` as a call-log row keeps them: each `sensitive` input replaced, and, beyond
@@ -140,6 +147,35 @@ impl CallRecord {
             .map(|m| m.keys().take(100).collect())
             .unwrap_or_default();
         serde_json::json!({ "truncated_from_bytes": text.len(), "names": names }).to_string()
+    }
+
+    /// `result` as a call-log row keeps it: `{content, isError, structuredContent}` as
+    /// the surfaces send it. The runtime has already redacted it (every `sensitive`
+    /// argument's value, in each of its spellings, is out of every result), so nothing is
+    /// replaced here. Beyond [`MAX_LOGGED_RESULT`] bytes, its text only, cut to fit, with
+    /// `truncated_from_bytes` saying how large it was (images and structured content are
+    /// dropped then: a row is no place for a megabyte).
+    pub fn result_for_log(result: &toolhost_runtime::ToolResult) -> String {
+        let text = serde_json::to_string(result).unwrap_or_else(|_| "{}".to_string());
+        if text.len() <= MAX_LOGGED_RESULT {
+            return text;
+        }
+        let joined = result.joined_text();
+        // Escaping can make a character up to six bytes: halve until it fits.
+        let mut keep = MAX_LOGGED_RESULT;
+        loop {
+            let cut: String = joined.chars().take(keep).collect();
+            let out = serde_json::json!({
+                "truncated_from_bytes": text.len(),
+                "isError": result.is_error,
+                "content": [{"type": "text", "text": format!("{cut}…")}],
+            })
+            .to_string();
+            if out.len() <= MAX_LOGGED_RESULT || keep == 0 {
+                return out;
+            }
+            keep /= 2;
+        }
     }
 }
 

@@ -91,6 +91,7 @@ fn main() {
                     error: None,
                     result_bytes: 64,
                     arguments,
+                    result: None,
                 });
                 started.1.elapsed()
             };

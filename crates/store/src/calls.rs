@@ -70,7 +70,7 @@ pub struct CallRow {
     pub token_id: Option<String>,
     /// The agent it was called as, if any.
     pub agent_id: Option<String>,
-    /// `mcp-stdio`, `mcp-http`, `api`, `cli`.
+    /// `mcp-stdio`, `mcp-http`, `api`, `console`, `cli`.
     pub transport: String,
     /// The tool, as called.
     pub tool: String,
@@ -84,6 +84,9 @@ pub struct CallRow {
     pub result_bytes: i64,
     /// The arguments, redacted and capped (JSON).
     pub arguments: String,
+    /// The result (JSON: content blocks, `isError`, `structuredContent`), redacted and
+    /// capped by whoever records it; `None` when the call had none.
+    pub result: Option<String>,
 }
 
 /// Which calls to list.
@@ -104,7 +107,7 @@ pub struct CallFilter {
 }
 
 const CALL_COLUMNS: &str = "id, started_at, duration_ms, principal, token_id, agent_id, \
-     transport, tool, tool_set, outcome, error, result_bytes, arguments";
+     transport, tool, tool_set, outcome, error, result_bytes, arguments, result";
 
 fn call_row(row: &sqlx::any::AnyRow) -> Result<CallRow, sqlx::Error> {
     Ok(CallRow {
@@ -121,26 +124,27 @@ fn call_row(row: &sqlx::any::AnyRow) -> Result<CallRow, sqlx::Error> {
         error: row.try_get("error")?,
         result_bytes: row.try_get("result_bytes")?,
         arguments: row.try_get("arguments")?,
+        result: row.try_get("result")?,
     })
 }
 
 impl Store {
     /// Writes rows now (the writer's batch; tests).
     pub async fn insert_calls(&self, rows: &[CallRow]) -> Result<(), StoreError> {
-        // Thirteen parameters a row; a few hundred rows a statement stays under every
+        // Fourteen parameters a row; a few hundred rows a statement stays under every
         // engine's parameter limit.
         for chunk in rows.chunks(200) {
             let mut sql = String::from(
                 "INSERT INTO tool_calls (id, started_at, duration_ms, principal, token_id, agent_id, \
-                 transport, tool, tool_set, outcome, error, result_bytes, arguments) VALUES ",
+                 transport, tool, tool_set, outcome, error, result_bytes, arguments, result) VALUES ",
             );
             for i in 0..chunk.len() {
-                let b = i * 13;
+                let b = i * 14;
                 if i > 0 {
                     sql.push_str(", ");
                 }
                 sql.push('(');
-                let params: Vec<String> = (1..=13).map(|n| format!("${}", b + n)).collect();
+                let params: Vec<String> = (1..=14).map(|n| format!("${}", b + n)).collect();
                 sql.push_str(&params.join(", "));
                 sql.push(')');
             }
@@ -161,7 +165,8 @@ impl Store {
                     .bind(r.outcome.as_str())
                     .bind(&r.error)
                     .bind(r.result_bytes)
-                    .bind(&r.arguments);
+                    .bind(&r.arguments)
+                    .bind(&r.result);
             }
             q.execute(&self.pool).await?;
         }

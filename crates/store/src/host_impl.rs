@@ -138,6 +138,7 @@ impl CallLog for CallQueue {
             error: call.error,
             result_bytes: i64::try_from(call.result_bytes).unwrap_or(i64::MAX),
             arguments: call.arguments,
+            result: call.result,
         });
     }
 

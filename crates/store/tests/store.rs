@@ -577,6 +577,7 @@ fn call(i: usize, tool: &str, outcome: Outcome) -> CallRow {
         error: None,
         result_bytes: 10,
         arguments: "{}".into(),
+        result: None,
     }
 }
 
@@ -1121,6 +1122,7 @@ async fn the_host_sees_stored_agents_and_tokens_beside_the_configuration_files()
                 &serde_json::json!({"zone": "UTC", "key": "s3cret"}),
                 &["key".to_string()],
             ),
+            result: Some(r#"{"content":[{"type":"text","text":"12:00"}],"isError":false}"#.into()),
         });
         let mut rows = Vec::new();
         for _ in 0..100 {
@@ -1143,6 +1145,12 @@ async fn the_host_sees_stored_agents_and_tokens_beside_the_configuration_files()
         assert_eq!(rows[0].token_id.as_deref(), Some("t1"));
         assert_eq!(rows[0].transport, "mcp-http");
         assert_eq!(rows[0].arguments, r#"{"zone":"UTC","key":"[REDACTED]"}"#);
+        // The result is kept as given (the host redacted and capped it).
+        assert!(rows[0].result.as_deref().unwrap().contains("12:00"));
+        assert_eq!(
+            store.call(&rows[0].id).await.unwrap().unwrap().result,
+            rows[0].result
+        );
     })
     .await;
 }

@@ -531,6 +531,7 @@ async fn fill(location: Location) -> Data {
                 rng.below(100_000),
                 rng.below(50)
             ),
+            result: None,
         });
     }
     for batch in rows.chunks(2000) {

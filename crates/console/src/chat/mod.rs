@@ -31,7 +31,8 @@ use toolhost_host::{Caller, Role, Scope};
 use crate::icons::Icons;
 use crate::layout::Layout;
 use crate::session::Signed;
-use crate::{ConsoleState, catalog, page};
+use crate::tool_icons::ToolIcons;
+use crate::{ConsoleState, page};
 
 /// Messages a conversation may hold.
 const MAX_MESSAGES: usize = 400;
@@ -178,14 +179,14 @@ async fn chat_page(
         Err(e) => return page::store_error(e),
     };
     let mut icons = Icons::default();
-    let tool_icons = catalog::tool_icons(&state);
+    let tool_icons = ToolIcons::of(&state);
     let tools = state
         .endpoint
         .tools(&caller)
         .await
         .into_iter()
         .map(|t| ToolView {
-            icon: icons.take(tool_icons.get(&t.name).and_then(|i| i.as_deref())),
+            icon: tool_icons.take(&mut icons, &t.name, None),
             name: t.name,
         })
         .collect();
@@ -291,7 +292,7 @@ async fn turn_stream(
         );
     };
     let tools = state.endpoint.tools(&caller).await;
-    let icons = catalog::tool_icons(&state);
+    let icons = ToolIcons::of(&state);
     let stop = CancellationToken::new();
     let stop_turn = stop.clone();
     let (tx, rx) = tokio::sync::mpsc::channel(256);

@@ -15,6 +15,7 @@ use toolhost_store::ChatModel;
 
 use super::completions::{self, ToolCall};
 use crate::ConsoleState;
+use crate::tool_icons::ToolIcons;
 
 /// Rounds of tool calls one turn may take before the chat stops it.
 const MAX_ROUNDS: usize = 10;
@@ -30,7 +31,7 @@ pub(crate) struct Turn {
     pub(crate) caller: Caller,
     pub(crate) model: ChatModel,
     pub(crate) tools: Vec<ToolInfo>,
-    pub(crate) icons: std::collections::HashMap<String, Option<String>>,
+    pub(crate) icons: ToolIcons,
     pub(crate) messages: Vec<Value>,
 }
 
@@ -93,7 +94,7 @@ pub(crate) async fn run(turn: Turn, tx: mpsc::Sender<Event>, stop: CancellationT
             return;
         }
         for call in &answer.tool_calls {
-            let icon = turn.icons.get(&call.name).cloned().flatten();
+            let icon = turn.icons.name(&call.name, None);
             let args: Value = serde_json::from_str(&call.arguments)
                 .unwrap_or_else(|_| Value::String(call.arguments.clone()));
             let _ = tx
