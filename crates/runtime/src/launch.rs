@@ -309,3 +309,16 @@ fn spawn(
         watched: None,
     })
 }
+
+/// What `PROGRAM --version` prints, for the Node.js the operator configured (run once, at
+/// start, as the host: it is Toolhost's own executable, never a tool's).
+pub(crate) fn version_of(program: &Path) -> Option<String> {
+    std::process::Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+}

@@ -4,18 +4,10 @@
 //! tools (the browser tool's CDP client) use the global, with no package to bring one.
 
 use std::path::Path;
-use std::process::Command;
 
 /// The flags for `node` at `program`, from its `--version`.
 pub(crate) fn node_flags(program: &Path) -> Vec<String> {
-    let version = Command::new(program)
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    flags_for(&version)
+    flags_for(&crate::launch::version_of(program).unwrap_or_default())
 }
 
 /// The flags for a `node --version` of `version` (`v20.11.1`).
