@@ -46,7 +46,7 @@ INSERT INTO messages (id, account_id, provider_id, thread_id, rfc822_message_id,
   '[]', '2026-01-13T00:00:00Z', 1768262400000, 'Cheap façade paint at the café', NULL, 0, 0, 1,
   0, '2026-01-13T01:00:00Z'),
  (6, 1, 'g6', 't-news', NULL, NULL, 'Weekly newsletter', 'Newsletter', 'News', 'news@example.org',
-  '[]', '2026-01-14T00:00:00Z', 1768348800000, NULL, '<p>Newsletter</p>', 0, 0, 0, 0,
+  '[]', '2026-01-14T00:00:00Z', 1768348800000, NULL, '<html><head><style>p {}</style></head><p>Newsletter &amp; more</p></html>', 0, 0, 0, 0,
   '2026-01-14T01:00:00Z');
 INSERT INTO message_labels (message_id, label_id) VALUES (1, 1), (3, 1), (3, 2);
 INSERT INTO attachments (message_id, filename, mime_type, size_bytes) VALUES
@@ -175,6 +175,9 @@ fn search_thread_stats_and_schema() {
     assert!(text.contains("Labels: INBOX"), "{text}");
     assert!(text.contains("To: Ada <ada@example.com>"), "{text}");
     assert!(text.contains("2 messages"), "{text}");
+    // An HTML-only message reads as text.
+    let text = ok(&o, json!({"action": "thread", "thread_id": "t-news"}));
+    assert!(text.ends_with("\n\nNewsletter & more"), "{text}");
     let text = fails(&o, json!({"action": "thread", "thread_id": "nope"}));
     assert!(text.contains("No messages in thread nope"), "{text}");
 

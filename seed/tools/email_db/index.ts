@@ -291,7 +291,7 @@ async function thread(db: string, params: Params, signal?: AbortSignal): Promise
      WHERE ml.message_id = m.id) AS labels,
   (SELECT group_concat(coalesce(a.filename, '(unnamed)') || ' (' || a.mime_type || ', ' ||
      coalesce(a.size_bytes, '?') || ' bytes)', '; ') FROM attachments a WHERE a.message_id = m.id) AS attachments,
-  coalesce(m.body_text, m.snippet) AS body
+  m.body_text AS body, m.body_html AS html, m.snippet
 FROM messages m WHERE m.thread_id = ${id} AND m.is_deleted = 0
 ORDER BY m.internal_date_ms, m.id LIMIT ${limit}`;
   const rows = await one(db, sql, signal);
@@ -311,12 +311,34 @@ ORDER BY m.internal_date_ms, m.id LIMIT ${limit}`;
       r.attachments ? `Attachments: ${show(r.attachments)}` : '',
       `${r.is_read ? 'read' : 'unread'}${r.is_outgoing ? ', sent by the user' : ''}`,
     ].filter(Boolean);
-    const body = typeof r.body === 'string' ? r.body : '';
+    const body =
+      typeof r.body === 'string' && r.body.trim()
+        ? r.body
+        : typeof r.html === 'string' && r.html.trim()
+          ? htmlText(r.html)
+          : show(r.snippet);
     const shown = body.length > 20_000 ? `${body.slice(0, 20_000)}\n… [${body.length} chars; use output_path for the full text]` : body;
     return `${head.join('\n')}\n\n${shown}`;
   });
   const more = rows.length === limit ? ` (first ${limit}; raise limit for more)` : '';
   return ok(`Thread ${params.thread_id}: ${rows.length} messages${more}\n\n${parts.join('\n\n')}`);
+}
+
+/** The readable text of an HTML-only message: tags dropped, common entities decoded. */
+function htmlText(html: string): string {
+  return html
+    .replace(/<(script|style|head)[\s\S]*?<\/\1>/gi, '')
+    .replace(/<br\s*\/?>|<\/(p|div|li|tr|h[1-6])>/gi, '\n')
+    .replace(/<[^>]+>/g, '')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&#(\d+);/g, (_, n: string) => String.fromCodePoint(Number(n)))
+    .replace(/&amp;/g, '&')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 function addresses(json: unknown): string {
