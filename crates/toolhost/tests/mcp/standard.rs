@@ -119,8 +119,9 @@ impl Officer {
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(!stderr.contains("panicked"), "{stderr}");
-        let result = serde_json::from_str(&stdout)
-            .unwrap_or_else(|e| panic!("`toolhost call {tool}` printed no JSON ({e}):\n{stdout}\n{stderr}"));
+        let result = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!("`toolhost call {tool}` printed no JSON ({e}):\n{stdout}\n{stderr}")
+        });
         Outcome {
             code: out.status.code().unwrap_or(-1),
             result,
