@@ -25,13 +25,23 @@ pub fn install(data: &Path, dry_run: bool) -> Result<Vec<SyncItem>> {
         ..Default::default()
     };
     let target = data.join("tools");
-    sync(&staging.0, &target, &opts).with_context(|| {
+    let items = sync(&staging.0, &target, &opts).with_context(|| {
         format!(
             "cannot install the standard tools into {}",
             target.display()
         )
-    })
+    })?;
+    // The set's name and icons, unless the folder has its own already.
+    let set = target.join(TOOLSET);
+    if !dry_run && !set.exists() && staging.0.join(TOOLSET).is_file() {
+        std::fs::copy(staging.0.join(TOOLSET), &set)
+            .with_context(|| format!("cannot write {}", set.display()))?;
+    }
+    Ok(items)
 }
+
+/// The tool-set file of a root (`toolset.toml`).
+const TOOLSET: &str = "toolset.toml";
 
 /// A private folder for the embedded seed, removed when dropped.
 struct Staging(PathBuf);
