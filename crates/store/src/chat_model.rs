@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::audit::{AuditEvent, record_in};
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 
 const OWNER: &str = "chat";
 
@@ -72,26 +72,13 @@ impl Store {
             Some(k) => Some(k.to_string()),
             None => old.as_ref().and_then(|m| m.api_key.clone()),
         };
-        let cipher = self.cipher()?;
-        let now = now_ms();
         let mut tx = self.pool.begin().await?;
         for (name, value) in [
             ("base_url", base_url),
             ("model", model),
             ("api_key", key.as_deref().unwrap_or("")),
         ] {
-            let (nonce, sealed) = cipher.seal(value)?;
-            sqlx::query(
-                "INSERT INTO secrets (owner, name, nonce, ciphertext, updated_at) VALUES ($1, $2, $3, $4, $5) \
-                 ON CONFLICT (owner, name) DO UPDATE SET nonce = $3, ciphertext = $4, updated_at = $5",
-            )
-            .bind(OWNER)
-            .bind(name)
-            .bind(nonce)
-            .bind(sealed)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
+            self.put_secret_on(&mut tx, OWNER, name, value).await?;
         }
         let new = ChatModel {
             base_url: base_url.to_string(),

@@ -99,8 +99,19 @@ impl Store {
 
     /// Seals `value` as secret `name` of `owner` (an MCP server, a plugin).
     pub async fn put_secret(&self, owner: &str, name: &str, value: &str) -> Result<(), StoreError> {
-        let cipher = self.cipher()?;
-        let (nonce, sealed) = cipher.seal(value)?;
+        let mut conn = self.pool.acquire().await?;
+        self.put_secret_on(&mut conn, owner, name, value).await
+    }
+
+    /// [`Store::put_secret`] on a connection (or inside a transaction).
+    pub(crate) async fn put_secret_on(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        owner: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<(), StoreError> {
+        let (nonce, sealed) = self.cipher()?.seal(value)?;
         sqlx::query(
             "INSERT INTO secrets (owner, name, nonce, ciphertext, updated_at) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (owner, name) DO UPDATE SET nonce = $3, ciphertext = $4, updated_at = $5",
@@ -110,7 +121,7 @@ impl Store {
         .bind(nonce)
         .bind(sealed)
         .bind(now_ms())
-        .execute(&self.pool)
+        .execute(&mut *conn)
         .await?;
         Ok(())
     }

@@ -296,18 +296,7 @@ impl Store {
             .execute(&mut **tx)
             .await?;
         for (secret, value) in secrets {
-            let (nonce, sealed) = self.cipher()?.seal(value)?;
-            sqlx::query(
-                "INSERT INTO secrets (owner, name, nonce, ciphertext, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(owner(name))
-            .bind(secret)
-            .bind(nonce)
-            .bind(sealed)
-            .bind(now_ms())
-            .execute(&mut **tx)
-            .await?;
+            self.put_secret_on(tx, &owner(name), secret, value).await?;
         }
         Ok(())
     }

@@ -22,25 +22,16 @@ mod stored;
 use std::time::{Duration, Instant};
 
 use api_client::{Api, json_of};
-use browser::{assert_budgets, assert_screenshots, run_script};
-use common::{Fixture, Server};
+use browser::{assert_budgets, assert_screenshots, run_script, serve_console};
+use common::Fixture;
 use raw_http::send_to;
 use serde_json::{Value, json};
-use stored::admin_token;
 
 #[test]
 fn the_console_in_chromium() {
     let f = Fixture::new();
-    let db = f.dir.path().join("toolhost.db");
-    let mut cmd = f.toolhost();
-    cmd.args(["serve", "--data"])
-        .arg(f.data())
-        .arg("--database")
-        .arg(&db);
-    let mut server = Server::start(cmd);
+    let (mut server, token, base) = serve_console(&f);
     let logs = server.logs();
-    let token = admin_token(&logs);
-    let base = format!("http://{}", server.addr);
     assert!(
         logs.contains(&format!("{base}/sign-in")),
         "the first start names the sign-in page:\n{logs}"

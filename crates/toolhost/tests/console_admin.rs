@@ -19,25 +19,16 @@ mod raw_http;
 mod stored;
 
 use api_client::{Api, json_of};
-use browser::{assert_budgets, assert_screenshots, run_script};
-use common::{Fixture, Server};
+use browser::{assert_budgets, assert_screenshots, run_script, serve_console};
+use common::Fixture;
 use py::py_server;
 use serde_json::{Value, json};
-use stored::admin_token;
 
 #[test]
 fn administration_in_chromium() {
     let py = py_server("s3cret-token", Some("X-Api-Key=k3y-value"));
     let f = Fixture::new();
-    let db = f.dir.path().join("toolhost.db");
-    let mut cmd = f.toolhost();
-    cmd.args(["serve", "--data"])
-        .arg(f.data())
-        .arg("--database")
-        .arg(&db);
-    let mut server = Server::start(cmd);
-    let token = admin_token(&server.logs());
-    let base = format!("http://{}", server.addr);
+    let (mut server, token, base) = serve_console(&f);
 
     let result: Value = run_script(
         "admin",

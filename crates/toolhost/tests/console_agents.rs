@@ -22,10 +22,9 @@ mod stored;
 use std::path::Path;
 
 use api_client::{Api, json_of};
-use browser::{assert_budgets, assert_screenshots, run_script};
-use common::{Fixture, Server};
+use browser::{assert_budgets, assert_screenshots, run_script, serve_console};
+use common::Fixture;
 use serde_json::{Value, json};
-use stored::admin_token;
 
 fn names(v: &Value) -> Vec<String> {
     v.as_array()
@@ -48,15 +47,7 @@ fn the_agent_form_in_chromium() {
          grants = [{ tool_set = \"time\" }]\n",
     );
     std::fs::write(f.config(), config).unwrap();
-    let db = f.dir.path().join("toolhost.db");
-    let mut cmd = f.toolhost();
-    cmd.args(["serve", "--data"])
-        .arg(f.data())
-        .arg("--database")
-        .arg(&db);
-    let mut server = Server::start(cmd);
-    let token = admin_token(&server.logs());
-    let base = format!("http://{}", server.addr);
+    let (mut server, token, base) = serve_console(&f);
     let result: Value = run_script("agents", &base, &token, &[]);
     let p = &result["pages"];
 

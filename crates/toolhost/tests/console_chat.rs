@@ -19,23 +19,14 @@ mod stored;
 use std::time::{Duration, Instant};
 
 use api_client::{Api, json_of};
-use browser::{assert_budgets, assert_screenshots, run_script};
-use common::{Fixture, Server};
+use browser::{assert_budgets, assert_screenshots, run_script, serve_console};
+use common::Fixture;
 use serde_json::{Value, json};
-use stored::admin_token;
 
 #[test]
 fn chat_with_an_agent_whose_tools_run_through_toolhost() {
     let f = Fixture::new();
-    let db = f.dir.path().join("toolhost.db");
-    let mut cmd = f.toolhost();
-    cmd.args(["serve", "--data"])
-        .arg(f.data())
-        .arg("--database")
-        .arg(&db);
-    let mut server = Server::start(cmd);
-    let token = admin_token(&server.logs());
-    let base = format!("http://{}", server.addr);
+    let (mut server, token, base) = serve_console(&f);
     let api = Api {
         addr: &server.addr,
         token: Some(token.clone()),

@@ -15,10 +15,10 @@ mod common;
 #[path = "mcp/stored.rs"]
 mod stored;
 
-use browser::{assert_budgets, assert_screenshots, run_script};
-use common::{Fixture, Server};
+use browser::{assert_budgets, assert_screenshots, run_script, serve_console};
+use common::Fixture;
 use serde_json::Value;
-use stored::{admin_token, new_token};
+use stored::new_token;
 
 /// A progress update must be on screen within this long of the tool sending it.
 const PROGRESS_BUDGET_MS: f64 = 100.0;
@@ -75,18 +75,14 @@ fn the_playground_and_history_in_chromium() {
     std::fs::create_dir_all(&ticker).unwrap();
     std::fs::write(ticker.join("TOOL.md"), TICKER_MD).unwrap();
     std::fs::write(ticker.join("index.ts"), TICKER_TS).unwrap();
-    let db = f.dir.path().join("toolhost.db");
-    let mut cmd = f.toolhost();
-    cmd.args(["serve", "--data"])
-        .arg(f.data())
-        .arg("--database")
-        .arg(&db);
-    let mut server = Server::start(cmd);
-    let token = admin_token(&server.logs());
-    let base = format!("http://{}", server.addr);
+    let (mut server, token, base) = serve_console(&f);
 
     // A user who may read but not call, to see that the history is one's own.
-    let reader = new_token(&f, &db, &["--user", "rita", "--scope", "tools:read"]);
+    let reader = new_token(
+        &f,
+        &f.dir.path().join("toolhost.db"),
+        &["--user", "rita", "--scope", "tools:read"],
+    );
     let result: Value = run_script("playground", &base, &token, &[("READER_TOKEN", &reader)]);
     let pages = &result["pages"];
 

@@ -7,7 +7,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common;
+use crate::common::{self, Fixture, Server};
+use crate::stored::admin_token;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -97,4 +98,19 @@ pub fn assert_screenshots(names: &[&str]) {
             "no screenshot of {name}"
         );
     }
+}
+
+/// `serve` over the fixture with its store in `toolhost.db` beside it: the server, the
+/// admin's token printed at its first start, and its base URL.
+pub fn serve_console(f: &Fixture) -> (Server, String, String) {
+    let db = f.dir.path().join("toolhost.db");
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"])
+        .arg(f.data())
+        .arg("--database")
+        .arg(&db);
+    let server = Server::start(cmd);
+    let token = admin_token(&server.logs());
+    let base = format!("http://{}", server.addr);
+    (server, token, base)
 }
