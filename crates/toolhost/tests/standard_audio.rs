@@ -70,8 +70,32 @@ fn both(o: &Officer, tool: &str, args: Value) -> (bool, String) {
         "{args}: {} / {mcp}",
         call.text()
     );
-    assert_eq!(text_of(&mcp), call.text(), "{args}");
+    assert_eq!(untimed(&text_of(&mcp)), untimed(&call.text()), "{args}");
     (call.is_error(), call.text())
+}
+
+/// `text` without the run times (`after 0.3 s`) and ffmpeg's log (its speed), which differ
+/// between two runs.
+fn untimed(text: &str) -> String {
+    let text = text
+        .split("\nLog (standard error, end):")
+        .next()
+        .unwrap_or_default();
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("after ") {
+        out.push_str(&rest[..i + 6]);
+        rest = &rest[i + 6..];
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(rest.len());
+        if digits > 0 && rest[digits..].starts_with(" s") {
+            out.push('N');
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn ok(o: &Officer, tool: &str, args: Value) -> String {
@@ -320,4 +344,172 @@ fn a_machine_without_ffmpeg_gets_the_package_name() {
             "{text}"
         );
     }
+}
+
+/// Processes on this machine (the sandbox's included) whose command line holds `marker`.
+fn running(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) && cmdline.contains("ffmpeg") {
+            found.push(format!("{name}: {cmdline}"));
+        }
+    }
+    found
+}
+
+fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(secs);
+    while !done() {
+        assert!(Instant::now() < until, "{what} within {secs} s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn ffmpeg_probes_trims_transcodes_and_grabs_frames() {
+    let o = media("");
+    let m = o.home().join("media");
+
+    // ffprobe: its JSON comes back; nothing is created.
+    let text = ok(
+        &o,
+        "ffmpeg",
+        json!({"program": "ffprobe",
+               "args": r#"["-v", "error", "-print_format", "json", "-show_format", "-show_streams", "media/clip.mkv"]"#}),
+    );
+    assert!(
+        text.starts_with("$ ffprobe -hide_banner -v error -print_format json -show_format -show_streams media/clip.mkv\n(in /officer/user)\nffprobe exited with status 0"),
+        "{text}"
+    );
+    let json_start = text.find("Standard output:\n").unwrap() + 17;
+    let json_end = text[json_start..].find("\n}").unwrap() + json_start + 2;
+    let probed: Value = serde_json::from_str(&text[json_start..json_end]).unwrap();
+    assert_eq!(probed["format"]["format_name"], "matroska,webm");
+    assert_eq!(probed["streams"].as_array().unwrap().len(), 2);
+
+    // A command line with a quoted name, in cwd; progress while it runs; the new file listed.
+    let args = json!({"args": "-y -i clip.mkv -t 1 -vn -c:a libmp3lame -b:a 64k 'short clip.mp3'",
+                      "cwd": "media"});
+    let call = o.call("ffmpeg", args.clone());
+    assert!(!call.is_error(), "{}", call.text());
+    let text = call.text();
+    assert!(
+        text.starts_with("$ ffmpeg -hide_banner -nostdin -progress pipe:1 -nostats -y -i clip.mkv -t 1 -vn -c:a libmp3lame -b:a 64k 'short clip.mp3'\n(in /officer/user/media)\nffmpeg exited with status 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Files created or changed:\n  short clip.mp3 ("),
+        "{text}"
+    );
+    assert!(text.contains("Log (standard error, end):"), "{text}");
+    assert!(
+        call.stderr.contains("progress: ffmpeg: "),
+        "{}",
+        call.stderr
+    );
+    assert_mp3(&m.join("short clip.mp3"), 1.0, 1);
+    ok(&o, "ffmpeg", args);
+
+    // A frame as PNG, arguments as JSON.
+    let text = ok(
+        &o,
+        "ffmpeg",
+        json!({"args": r#"["-y", "-ss", "1", "-i", "media/clip.mkv", "-frames:v", "1", "media/frame.png"]"#}),
+    );
+    assert!(text.contains("  media/frame.png ("), "{text}");
+    assert!(
+        std::fs::read(m.join("frame.png"))
+            .unwrap()
+            .starts_with(b"\x89PNG")
+    );
+
+    // Failures: ffmpeg's own reason, shell syntax, writing outside the home.
+    let text = fails(
+        &o,
+        "ffmpeg",
+        json!({"args": "-i media/tone.wav -c:a nosuchcodec media/x.mp3"}),
+    );
+    assert!(
+        text.contains("ffmpeg exited with status 1")
+            && text.contains("Unknown encoder 'nosuchcodec'"),
+        "{text}"
+    );
+    let text = fails(
+        &o,
+        "ffmpeg",
+        json!({"args": "-i media/tone.wav -f wav - | lame - out.mp3"}),
+    );
+    assert!(
+        text.contains("args holds \"|\"") && text.contains("no shell"),
+        "{text}"
+    );
+    let text = fails(
+        &o,
+        "ffmpeg",
+        json!({"args": "-y -i media/tone.wav /etc/tone.mp3"}),
+    );
+    assert!(
+        text.contains("/etc/tone.mp3: Read-only file system"),
+        "{text}"
+    );
+    let text = fails(&o, "ffmpeg", json!({"args": "-i 'unclosed"}));
+    assert!(text.contains("single quote is not closed"), "{text}");
+    let text = fails(&o, "ffmpeg", json!({"args": "-i x.wav", "cwd": "nowhere"}));
+    assert!(
+        text.contains("cwd /officer/user/nowhere is not a folder"),
+        "{text}"
+    );
+}
+
+#[test]
+fn timeouts_and_cancellation_stop_ffmpeg() {
+    programs();
+    // A grace longer than the wait below: if ffmpeg stops within it, the tool stopped it,
+    // not the runtime killing the worker (`toolhost mcp` exits a grace after a cancel).
+    let o = Officer::new("[runtime]\ncancel_grace = 7000\n");
+
+    // timeout_ms: a real-time encode of a minute is stopped after 1.5 s.
+    let marker = "timeout-8d1e2f";
+    let started = Instant::now();
+    let call = o.call(
+        "ffmpeg",
+        json!({"args": format!("-re -f lavfi -i sine=duration=60 {marker}.mp3"), "timeout_ms": 1500}),
+    );
+    assert!(call.is_error(), "{}", call.text());
+    assert!(
+        call.text()
+            .contains("ffmpeg took longer than 1.5 s (timeout_ms) and was stopped"),
+        "{}",
+        call.text()
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(running(marker).is_empty(), "{:?}", running(marker));
+
+    // MCP cancellation: the session goes on, ffmpeg is gone at once.
+    let marker = "cancel-5c7a91";
+    let mut client = LineClient::start(o.toolhost("mcp"));
+    client.initialize("2025-11-25");
+    client.tell(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "ffmpeg",
+                   "arguments": {"args": format!("-re -f lavfi -i sine=duration=120 {marker}.mp3")}}}));
+    wait_for("ffmpeg starts", 30, || !running(marker).is_empty());
+    std::thread::sleep(Duration::from_millis(500));
+    client.tell(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "the test cancels"}}),
+    );
+    wait_for("ffmpeg is stopped", 3, || running(marker).is_empty());
+    // The session still answers.
+    let answer = client.ask(json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}));
+    assert!(answer["id"] == 8 || answer["id"] == 7, "{answer}");
+    client.close();
+    assert!(running(marker).is_empty());
 }
