@@ -493,7 +493,8 @@ export async function execute(
   signal?: AbortSignal,
   onUpdate?: OnUpdate,
 ): Promise<ToolResult> {
-  const timeoutMs = Math.min(Math.max(Number(params.timeout_ms) || 30_000, 1000), 600_000);
+  // Below the runtime's default deadline (300 s), so the tool reports its own timeout.
+  const timeoutMs = Math.min(Math.max(Number(params.timeout_ms) || 30_000, 1000), 280_000);
   const timeout = AbortSignal.timeout(timeoutMs);
   const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let current = '';
