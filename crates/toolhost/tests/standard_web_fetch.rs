@@ -7,8 +7,8 @@
 
 #[path = "mcp/common.rs"]
 mod common;
-#[path = "mcp/http_fake.rs"]
-mod http_fake;
+#[path = "mcp/fake_http.rs"]
+mod fake_http;
 #[path = "mcp/line_client.rs"]
 mod line_client;
 mod machine;
@@ -23,7 +23,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use http_fake::{Request, config, respond, serve};
+use fake_http::{Request, config, respond, serve};
 use serde_json::{Value, json};
 use standard::{Officer, text_of};
 

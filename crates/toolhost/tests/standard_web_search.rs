@@ -7,8 +7,8 @@
 
 #[path = "mcp/common.rs"]
 mod common;
-#[path = "mcp/http_fake.rs"]
-mod http_fake;
+#[path = "mcp/fake_http.rs"]
+mod fake_http;
 #[path = "mcp/line_client.rs"]
 mod line_client;
 mod machine;
@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 
-use http_fake::{Request, config, respond, serve};
+use fake_http::{Request, config, respond, serve};
 use serde_json::{Value, json};
 use standard::{Officer, text_of};
 
@@ -87,7 +87,7 @@ fn searxng(mode: Mode) -> (String, Arc<Mutex<Vec<Request>>>) {
             }
             Mode::Json => {}
         }
-        if r.query.get("format").map(String::as_str) != Some("json") {
+        if r.param("format") != Some("json") {
             return respond(
                 s,
                 "200 OK",
@@ -95,7 +95,7 @@ fn searxng(mode: Mode) -> (String, Arc<Mutex<Vec<Request>>>) {
                 b"<html>results page</html>",
             );
         }
-        let q = r.query.get("q").cloned().unwrap_or_default();
+        let q = r.param("q").unwrap_or_default().to_string();
         let answer = match q.as_str() {
             "nothing" => json!({"query": q, "number_of_results": 0, "results": [], "answers": [],
                 "corrections": [], "infoboxes": [], "suggestions": [],
@@ -179,7 +179,7 @@ fn web_search_asks_searxng_for_json_and_shows_everything_it_gives() {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        assert_eq!(r.query, want);
+        assert_eq!(r.query_map(), want);
         assert!(r.headers["accept"].contains("application/json"));
     }
 
@@ -192,7 +192,7 @@ fn web_search_asks_searxng_for_json_and_shows_everything_it_gives() {
     );
     let r = seen.lock().unwrap()[0].clone();
     assert_eq!(
-        r.query.keys().map(String::as_str).collect::<Vec<_>>(),
+        r.query_map().keys().map(String::as_str).collect::<Vec<_>>(),
         ["format", "pageno", "q"]
     );
 

@@ -1,12 +1,14 @@
 //! A loopback HTTP/1.1 server for the standard tools' tests: each connection on a thread of
 //! its own (tools fetch in parallel), every request recorded (method, path, decoded query,
-//! headers, body) before a handler written by the test answers it. Speaks just enough
-//! HTTP for Node's fetch: `Content-Length` bodies, one request per connection.
+//! headers, body) before a handler written by the test answers it: with an [`Answer`]
+//! ([`FakeServer::start`]), or by writing the response itself, to trickle a slow body or
+//! send raw bytes ([`serve`] with [`respond`]). Speaks just enough HTTP for Node's fetch:
+//! `Content-Length` bodies, one request per connection.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 /// One request the server received.
@@ -44,6 +46,11 @@ impl Request {
         self.headers.get(name).map(String::as_str)
     }
 
+    /// The query as a map (the last value of a repeated name).
+    pub fn query_map(&self) -> BTreeMap<String, String> {
+        self.query.iter().cloned().collect()
+    }
+
     /// The body as `application/x-www-form-urlencoded` pairs.
     pub fn form(&self) -> BTreeMap<String, String> {
         pairs(&self.body).into_iter().collect()
@@ -70,6 +77,9 @@ impl Answer {
 
 pub type Handler = dyn Fn(&Request) -> Answer + Send + Sync;
 
+/// A handler that writes the whole response to the connection itself.
+pub type RawHandler = dyn Fn(&Request, &mut TcpStream) + Send + Sync;
+
 pub struct FakeServer {
     /// `http://127.0.0.1:PORT`
     pub base: String,
@@ -78,19 +88,9 @@ pub struct FakeServer {
 
 impl FakeServer {
     pub fn start(handler: impl Fn(&Request) -> Answer + Send + Sync + 'static) -> FakeServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = seen.clone();
-        let handler: Arc<Handler> = Arc::new(handler);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let log = log.clone();
-                let handler = handler.clone();
-                std::thread::spawn(move || serve(stream, &log, &*handler));
-            }
-        });
+        let (base, seen) = serve(Arc::new(move |r: &Request, stream: &mut TcpStream| {
+            write_answer(stream, &handler(r));
+        }));
         FakeServer { base, seen }
     }
 
@@ -104,11 +104,35 @@ impl FakeServer {
     }
 }
 
-fn serve(mut stream: std::net::TcpStream, log: &Mutex<Vec<Request>>, handler: &Handler) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
+/// A server whose `handler` writes each response itself; its base URL and the requests
+/// so far.
+pub fn serve(handler: Arc<RawHandler>) -> (String, Arc<Mutex<Vec<Request>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let log = log.clone();
+            let handler = handler.clone();
+            std::thread::spawn(move || {
+                if let Some(request) = read_request(&stream) {
+                    log.lock().unwrap().push(request.clone());
+                    handler(&request, &mut stream);
+                }
+            });
+        }
+    });
+    (base, seen)
+}
+
+/// One request from `stream`, its body included.
+fn read_request(stream: &TcpStream) -> Option<Request> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() || line.is_empty() {
-        return;
+        return None;
     }
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
@@ -116,9 +140,7 @@ fn serve(mut stream: std::net::TcpStream, log: &Mutex<Vec<Request>>, handler: &H
     let mut headers = BTreeMap::new();
     loop {
         let mut h = String::new();
-        if reader.read_line(&mut h).is_err() {
-            return;
-        }
+        reader.read_line(&mut h).ok()?;
         let h = h.trim_end();
         if h.is_empty() {
             break;
@@ -132,19 +154,18 @@ fn serve(mut stream: std::net::TcpStream, log: &Mutex<Vec<Request>>, handler: &H
         .and_then(|l| l.parse().ok())
         .unwrap_or(0);
     let mut body = vec![0; len];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
+    reader.read_exact(&mut body).ok()?;
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
-    let request = Request {
+    Some(Request {
         method,
         path: path.to_string(),
         query: pairs(query),
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
-    };
-    log.lock().unwrap().push(request.clone());
-    let answer = handler(&request);
+    })
+}
+
+fn write_answer(stream: &mut TcpStream, answer: &Answer) {
     let reason = match answer.status {
         200 => "OK",
         201 => "Created",
@@ -155,23 +176,42 @@ fn serve(mut stream: std::net::TcpStream, log: &Mutex<Vec<Request>>, handler: &H
         408 => "Request Timeout",
         _ => "Status",
     };
-    let mut head = format!("HTTP/1.1 {} {reason}\r\n", answer.status);
-    if !answer
+    let mut headers: Vec<(&str, &str)> = answer
         .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    if !headers
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
     {
-        head.push_str("Content-Type: application/json; charset=utf-8\r\n");
+        headers.insert(0, ("Content-Type", "application/json; charset=utf-8"));
     }
-    for (k, v) in &answer.headers {
+    respond(
+        stream,
+        &format!("{} {reason}", answer.status),
+        &headers,
+        answer.body.as_bytes(),
+    );
+}
+
+/// Writes a whole response: `status` such as `200 OK`, `headers`, then `body`.
+pub fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, &str)], body: &[u8]) {
+    let mut head = format!("HTTP/1.1 {status}\r\n");
+    for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str(&format!(
         "Content-Length: {}\r\nConnection: close\r\n\r\n",
-        answer.body.len()
+        body.len()
     ));
     let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(answer.body.as_bytes());
+    let _ = stream.write_all(body);
+}
+
+/// `toolhost.toml` opening the host's loopback (any port) to networked tools, then `extra`.
+pub fn config(extra: &str) -> String {
+    format!("[sandbox]\nnetwork_private = [\"127.0.0.1/32\"]\nnetwork_ports = []\n\n{extra}")
 }
 
 /// `a=1&b=x+y` → [("a", "1"), ("b", "x y")], percent-decoded.
