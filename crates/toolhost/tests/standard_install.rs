@@ -74,6 +74,24 @@ fn init_installs_every_standard_tool_by_version() {
     let set = std::fs::read_to_string(data.join("tools/toolset.toml")).unwrap();
     assert!(set.contains("[icons]"), "{set}");
 
+    // `check` has nothing to say about the installed tools: no error, no warning, no
+    // wrench, no unknown icon.
+    let out = toolhost(t.path())
+        .args(["check", "--json"])
+        .arg(data.join("tools"))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.status.success(), "{v}");
+    assert_eq!(
+        (v["errors"].as_u64(), v["warnings"].as_u64()),
+        (Some(0), Some(0)),
+        "{v}"
+    );
+    assert_eq!(v["wrench_icons"], serde_json::json!([]), "{v}");
+    assert_eq!(v["unknown_icons"], serde_json::json!([]), "{v}");
+    assert_eq!(v["folders"].as_array().unwrap().len(), names.len(), "{v}");
+
     // Again: nothing to do.
     let again = init(t.path(), &data);
     assert!(
@@ -98,21 +116,6 @@ fn init_installs_every_standard_tool_by_version() {
     assert_eq!(
         std::fs::read_to_string(data.join("tools/toolset.toml")).unwrap(),
         "name = \"Mine\"\n"
-    );
-
-    // `check` has nothing to say about the installed tools: no error, no warning, no
-    // wrench, no unknown icon.
-    let out = toolhost(t.path())
-        .args(["check", "--json"])
-        .arg(data.join("tools"))
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(out.status.success(), "{v}");
-    assert_eq!(
-        (v["errors"].as_u64(), v["warnings"].as_u64()),
-        (Some(0), Some(0)),
-        "{v}"
     );
 }
 
