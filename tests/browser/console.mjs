@@ -100,6 +100,22 @@ await run('console', async (t) => {
   await cdp.send('Emulation.setScriptExecutionDisabled', { value: false });
   step('search works without JavaScript');
 
+  // A session gone while a page is open: htmx's next request takes the whole page to the
+  // sign-in page (never into the results), which comes back to this page afterwards.
+  await page.goto(base + '/catalog');
+  const kept = await context.cookies();
+  await context.clearCookies();
+  await t.expect(async () => {
+    await page.fill('#q', 'echo');
+    await page.waitForURL(/\/sign-in\?next=/);
+  });
+  result.pages.expired = {
+    next: new URL(page.url()).searchParams.get('next'),
+    form: await page.$$eval('form[action="/sign-in"]', (f) => f.length),
+  };
+  await context.addCookies(kept);
+  step('an expired session leads the whole page to sign in');
+
   // The tool's page: its documentation rendered, its schema shown.
   await measure('/catalog?q=pause', 'catalog-search');
   await Promise.all([page.waitForURL(/\/catalog\/tools\/slow$/), page.click('#results ul.list a')]);

@@ -36,11 +36,32 @@ impl FromRequestParts<ConsoleState> for Signed {
         parts: &mut Parts,
         state: &ConsoleState,
     ) -> Result<Signed, Response> {
-        let here = parts
-            .uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_string();
+        // An htmx request asks for a piece of the page the browser shows: the way back
+        // after signing in is that page, and the sign-in page must replace the whole page.
+        let htmx = parts.headers.contains_key("hx-request");
+        let here = match parts
+            .headers
+            .get("hx-current-url")
+            .and_then(|v| v.to_str().ok())
+            .filter(|_| htmx)
+            .and_then(path_of)
+        {
+            Some(page) => page,
+            None => parts
+                .uri
+                .path_and_query()
+                .map_or("/", |p| p.as_str())
+                .to_string(),
+        };
+        let to_sign_in = |here: &str, clear: bool| {
+            let mut res = to_sign_in(here, clear);
+            if htmx && let Some(target) = res.headers().get(header::LOCATION).cloned() {
+                *res.status_mut() = StatusCode::UNAUTHORIZED;
+                res.headers_mut().remove(header::LOCATION);
+                res.headers_mut().insert("hx-redirect", target);
+            }
+            res
+        };
         let Some(secret) = cookie(&parts.headers) else {
             return Err(to_sign_in(&here, false));
         };
@@ -78,6 +99,13 @@ fn cookie(headers: &HeaderMap) -> Option<String> {
             .filter_map(|v| v.to_str().ok()),
     )
     .map(str::to_string)
+}
+
+/// The path and query of an absolute URL (`http://host/a?b` → `/a?b`).
+fn path_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let at = rest.find('/')?;
+    Some(rest[at..].split('#').next().unwrap_or("/").to_string())
 }
 
 /// A redirect to the sign-in page that comes back to `here`; `clear` drops a dead cookie.
@@ -258,5 +286,10 @@ mod tests {
             assert_eq!(local_path(Some(bad)), "/", "{bad}");
         }
         assert_eq!(local_path(None), "/");
+        assert_eq!(
+            path_of("http://127.0.0.1:7878/catalog?q=x#top").as_deref(),
+            Some("/catalog?q=x")
+        );
+        assert_eq!(path_of("nonsense"), None);
     }
 }

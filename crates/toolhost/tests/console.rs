@@ -246,6 +246,11 @@ fn the_console_in_chromium() {
         pages["pluginTool"]
     );
 
+    assert_eq!(
+        pages["expired"],
+        json!({"next": "/catalog", "form": 1}),
+        "an htmx request without a session leads the page to sign in"
+    );
     assert_budgets(&result, 6);
     assert_screenshots(&[
         "sign-in",
