@@ -163,13 +163,15 @@ pub(crate) async fn start(
             trace,
             &state.stop,
         )
-        .map_err(|refused| {
+        .map_err(|(refused, trace)| {
             let detail = match refused {
                 Refused::UserBusy => format!(
                     "you have {MAX_RUNNING_PER_USER} calls running already; wait for one to end"
                 ),
                 Refused::Full => "the server runs as many calls as it may; try again".into(),
             };
+            // Logged as refused, not as a call that was cancelled.
+            trace.refuse(&detail);
             Problem::new(StatusCode::TOO_MANY_REQUESTS, detail)
         })?;
     let status = status_of(&live);

@@ -200,7 +200,8 @@ impl LiveCalls {
     }
 
     /// Runs `call` on its own task, recording it with `trace`, and keeps its events under
-    /// `id`. `stop` (the server's) cancels it.
+    /// `id`. `stop` (the server's) cancels it. A refused call is handed back with its trace,
+    /// never run.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
         self: &Arc<Self>,
@@ -211,7 +212,7 @@ impl LiveCalls {
         call: Call,
         trace: CallTrace,
         stop: &CancellationToken,
-    ) -> Result<Arc<LiveCall>, Refused> {
+    ) -> Result<Arc<LiveCall>, (Refused, CallTrace)> {
         let live = Arc::new(LiveCall {
             id: id.clone(),
             user: user.to_string(),
@@ -239,7 +240,7 @@ impl LiveCalls {
                 .count()
                 >= MAX_RUNNING_PER_USER
             {
-                return Err(Refused::UserBusy);
+                return Err((Refused::UserBusy, trace));
             }
             if calls.len() >= MAX_KEPT {
                 // Make way by forgetting the oldest finished call.
@@ -251,7 +252,7 @@ impl LiveCalls {
                     Some((_, id)) => {
                         calls.remove(&id);
                     }
-                    None => return Err(Refused::Full),
+                    None => return Err((Refused::Full, trace)),
                 }
             }
             calls.insert(id, Arc::clone(&live));

@@ -70,6 +70,14 @@ impl CallTrace {
         self.finished
     }
 
+    /// This call was refused before it ran (`why` says why, such as too many calls
+    /// running): it is recorded as denied, not abandoned.
+    pub fn refuse(mut self, why: &str) {
+        self.finished = true;
+        self.record.outcome = CallOutcome::Denied;
+        self.record.error = Some(first_chars(why));
+    }
+
     /// Records a call refused before anything ran (`why` says why).
     pub fn deny(log: &dyn CallLog, caller: &Caller, tool: &str, surface: &'static str, why: &str) {
         let mut record = record(caller, tool, surface);

@@ -415,3 +415,58 @@ fn tools_are_called_through_the_api_with_progress_events_and_cancellation() {
     );
     server.stop();
 }
+
+/// Past the limit of calls a user may have running, a call is refused with 429 and logged
+/// as denied (saying why), never as a call that ran and was cancelled.
+#[test]
+fn a_call_past_the_running_limit_is_refused_and_logged_as_denied() {
+    let f = Fixture::new();
+    let mut cmd = f.toolhost();
+    cmd.args(["serve", "--data"])
+        .arg(f.data())
+        .arg("--database")
+        .arg(f.dir.path().join("toolhost.db"));
+    let mut server = Server::start(cmd);
+    let api = Api {
+        addr: &server.addr,
+        token: Some(admin_token(&server.logs())),
+    };
+    let slow = json!({"tool": "slow", "arguments": {"steps": 1, "delay_ms": 20000}});
+    let running: Vec<String> = (0..32).map(|_| start(&api, slow.clone())).collect();
+    let r = api.request("POST", "/calls", Some(&slow));
+    problem(&r, 429, "32 calls running already");
+    let until = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let page = json_of(&api.request("GET", "/calls?outcome=denied", None));
+        if let Some(row) = page["items"].as_array().unwrap().first() {
+            break row.clone();
+        }
+        assert!(Instant::now() < until, "the refusal was not logged");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(refused["tool"], "slow", "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("calls running already"),
+        "{refused}"
+    );
+    for id in &running {
+        let r = api.request("DELETE", &format!("/calls/{id}"), None);
+        assert!(r.status == 202 || r.status == 409, "{}", r.body);
+    }
+    // The 32 end cancelled; nothing else is logged as cancelled.
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let page = json_of(&api.request("GET", "/calls?outcome=cancelled&limit=100", None));
+        let n = page["items"].as_array().unwrap().len();
+        assert!(n <= 32, "{page}");
+        if n == 32 {
+            break;
+        }
+        assert!(Instant::now() < until, "{page}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    server.stop();
+}

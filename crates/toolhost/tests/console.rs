@@ -21,7 +21,7 @@ mod stored;
 
 use std::time::{Duration, Instant};
 
-use api_client::{Api, json_of};
+use api_client::{Api, dechunk, json_of};
 use browser::{assert_budgets, assert_screenshots, run_script, serve_console};
 use common::Fixture;
 use raw_http::send_to;
@@ -260,5 +260,121 @@ fn the_console_in_chromium() {
         "tool",
         "tool-set",
     ]);
+    server.stop();
+}
+
+/// The history pages the whole call log, newest first: 50 calls a page, an "Older" link
+/// to the rest, every call once (without a browser: the pages are plain HTML). Calls past
+/// the API's limit of running calls are logged as denied, not as cancelled.
+#[test]
+fn the_history_pages_every_call_once() {
+    let f = Fixture::new();
+    let (mut server, token, _base) = serve_console(&f);
+    let api = Api {
+        addr: &server.addr,
+        token: Some(token.clone()),
+    };
+    for i in 0..55 {
+        // At most 32 calls of a user run at once: past that, wait for some to end.
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let r = api.request(
+                "POST",
+                "/calls",
+                Some(&json!({"tool": "echo", "arguments": {"text": format!("call {i}")}})),
+            );
+            if r.status == 202 {
+                break;
+            }
+            assert!(r.status == 429 && Instant::now() < until, "{}", r.body);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // Every call is logged; one refused for being past the limit is logged as denied,
+    // never as a call that ran and was cancelled.
+    let until = Instant::now() + Duration::from_secs(60);
+    let logged: Vec<Value> = loop {
+        let calls = json_of(&api.request("GET", "/calls?limit=500", None));
+        let items = calls["items"].as_array().unwrap().clone();
+        if items.iter().filter(|c| c["outcome"] == "success").count() == 55 {
+            break items;
+        }
+        assert!(Instant::now() < until, "the calls were not logged: {calls}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for c in logged.iter().filter(|c| c["outcome"] != "success") {
+        assert_eq!(c["outcome"], "denied", "{c}");
+        assert!(
+            c["error"]
+                .as_str()
+                .unwrap()
+                .contains("calls running already"),
+            "{c}"
+        );
+    }
+    let logged: Vec<String> = logged
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    let login = format!("token={token}");
+    let r = send_to(
+        &server.addr,
+        "POST",
+        "/sign-in",
+        &[
+            ("Host", "127.0.0.1"),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        login.as_bytes(),
+    );
+    let cookie = r
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let page = |path: &str| {
+        let r = send_to(
+            &server.addr,
+            "GET",
+            path,
+            &[("Host", "127.0.0.1"), ("Cookie", cookie.as_str())],
+            b"",
+        );
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        let body = if r.header("transfer-encoding") == Some("chunked") {
+            dechunk(&r.body)
+        } else {
+            r.body.clone()
+        };
+        let ids: Vec<String> = body
+            .split("data-call=\"")
+            .skip(1)
+            .map(|rest| rest[..rest.find('"').unwrap()].to_string())
+            .collect();
+        let older = body.split_once("data-older").and_then(|(head, _)| {
+            let at = head.rfind("href=\"")?;
+            let rest = &head[at + 6..];
+            Some(rest[..rest.find('"')?].replace("&amp;", "&"))
+        });
+        (ids, older, body.contains("data-older"))
+    };
+    let (first, older, has_older) = page("/history");
+    assert_eq!(first.len(), 50, "a page holds 50 calls");
+    assert!(has_older, "the first page links the older calls");
+    let mut seen = first;
+    let mut next = older;
+    while let Some(path) = next {
+        let (ids, older, _) = page(&path);
+        assert!(!ids.is_empty() && ids.len() <= 50, "{path}");
+        seen.extend(ids);
+        next = older;
+    }
+    // Newest first, as the API lists them, each once.
+    assert_eq!(seen, logged);
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), logged.len(), "every call once");
     server.stop();
 }
