@@ -163,7 +163,8 @@ pub(crate) async fn start(
             trace,
             &state.stop,
         )
-        .map_err(|(refused, trace)| {
+        .map_err(|refusal| {
+            let (refused, trace) = *refusal;
             let detail = match refused {
                 Refused::UserBusy => format!(
                     "you have {MAX_RUNNING_PER_USER} calls running already; wait for one to end"

@@ -212,7 +212,7 @@ impl LiveCalls {
         call: Call,
         trace: CallTrace,
         stop: &CancellationToken,
-    ) -> Result<Arc<LiveCall>, (Refused, CallTrace)> {
+    ) -> Result<Arc<LiveCall>, Box<(Refused, CallTrace)>> {
         let live = Arc::new(LiveCall {
             id: id.clone(),
             user: user.to_string(),
@@ -240,7 +240,7 @@ impl LiveCalls {
                 .count()
                 >= MAX_RUNNING_PER_USER
             {
-                return Err((Refused::UserBusy, trace));
+                return Err(Box::new((Refused::UserBusy, trace)));
             }
             if calls.len() >= MAX_KEPT {
                 // Make way by forgetting the oldest finished call.
@@ -252,7 +252,7 @@ impl LiveCalls {
                     Some((_, id)) => {
                         calls.remove(&id);
                     }
-                    None => return Err((Refused::Full, trace)),
+                    None => return Err(Box::new((Refused::Full, trace))),
                 }
             }
             calls.insert(id, Arc::clone(&live));
