@@ -21,33 +21,6 @@ use fake_http::{Answer, FakeServer, Request};
 use serde_json::{Value, json};
 use standard::{Officer, text_of};
 
-/// Calls through `toolhost call` and through `toolhost mcp`; both must give the same.
-fn both(o: &Officer, args: Value) -> (bool, String) {
-    let call = o.call("apify", args.clone());
-    assert_eq!(call.code, i32::from(call.is_error()), "{}", call.stderr);
-    let mcp = o.mcp_call("apify", args.clone());
-    assert_eq!(
-        mcp["isError"] == true,
-        call.is_error(),
-        "{args}: {} / {mcp}",
-        call.text()
-    );
-    assert_eq!(text_of(&mcp), call.text(), "{args}");
-    (call.is_error(), call.text())
-}
-
-fn ok(o: &Officer, args: Value) -> String {
-    let (is_error, text) = both(o, args.clone());
-    assert!(!is_error, "{args}: {text}");
-    text
-}
-
-fn fails(o: &Officer, args: Value) -> String {
-    let (is_error, text) = both(o, args.clone());
-    assert!(is_error, "{args} should fail: {text}");
-    text
-}
-
 fn apify_error(status: u16, kind: &str, message: &str) -> Answer {
     Answer::json(
         status,
@@ -151,8 +124,8 @@ fn runs_an_actor_synchronously_and_reports_failures() {
 
     // Three items; `/` became `~`; options as Apify's query; the input as the body.
     let input = r#"{"searchStringsArray": ["coffee"], "locationQuery": "Köln"}"#;
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "apify",
         json!({"actor": "apify/three-items", "input": input, "max_items": 10,
                "timeout_secs": 60, "memory_mbytes": 256}),
     );
@@ -190,7 +163,10 @@ fn runs_an_actor_synchronously_and_reports_failures() {
 
     // max_items is forwarded (the fake honours it) and no input means {}.
     fake.clear();
-    let text = ok(&o, json!({"actor": "apify~three-items", "max_items": 2}));
+    let text = o.ok(
+        "apify",
+        json!({"actor": "apify~three-items", "max_items": 2}),
+    );
     assert_eq!(items_of(&text), [item(1), item(2)]);
     let r = &fake.requests()[0];
     assert_eq!(
@@ -216,7 +192,7 @@ fn runs_an_actor_synchronously_and_reports_failures() {
     assert_eq!(saved, [item(1), item(2), item(3)]);
 
     // A run past the synchronous limit: 408, and what to do.
-    let text = fails(&o, json!({"actor": "slow/sleeper", "input": "{}"}));
+    let text = o.fails("apify", json!({"actor": "slow/sleeper", "input": "{}"}));
     assert!(text.starts_with("The Actor run did not finish within 300 s (408 run-timeout-exceeded: Actor run exceeded"), "{text}");
     assert!(
         text.contains("mode=async") && text.contains("run_id"),
@@ -224,15 +200,15 @@ fn runs_an_actor_synchronously_and_reports_failures() {
     );
 
     // An unknown Actor and a bad token, from Apify's error bodies.
-    let text = fails(&o, json!({"actor": "nobody/nothing"}));
+    let text = o.fails("apify", json!({"actor": "nobody/nothing"}));
     assert!(text.starts_with("No Actor \"nobody~nothing\""), "{text}");
     assert!(
         text.contains("(404 record-not-found: Actor was not found)"),
         "{text}"
     );
     fake.clear();
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "apify",
         json!({"actor": "apify/three-items", "api_token": "wrong-token"}),
     );
     assert!(
@@ -250,22 +226,28 @@ fn runs_an_actor_synchronously_and_reports_failures() {
 
     // Input that is not a JSON object, and bad ids: refused with nothing sent.
     fake.clear();
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "apify",
         json!({"actor": "apify/three-items", "input": "{\"startUrls\": [ oops"}),
     );
     assert!(
         text.starts_with("input is not valid JSON (") && text.contains("nothing was sent to Apify"),
         "{text}"
     );
-    let text = fails(&o, json!({"actor": "apify/three-items", "input": "[1, 2]"}));
+    let text = o.fails(
+        "apify",
+        json!({"actor": "apify/three-items", "input": "[1, 2]"}),
+    );
     assert!(text.starts_with("input must be a JSON object"), "{text}");
-    let text = fails(&o, json!({"actor": "../../v2/users/me", "input": "{}"}));
+    let text = o.fails(
+        "apify",
+        json!({"actor": "../../v2/users/me", "input": "{}"}),
+    );
     assert!(text.contains("is not an Actor id"), "{text}");
-    let text = fails(&o, json!({"input": "{}"}));
+    let text = o.fails("apify", json!({"input": "{}"}));
     assert!(text.starts_with("actor is required"), "{text}");
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "apify",
         json!({"actor": "apify/three-items", "timeout_secs": 900}),
     );
     assert!(
@@ -283,10 +265,13 @@ fn runs_an_actor_synchronously_and_reports_failures() {
         ),
     )
     .unwrap();
-    let text = ok(&o, json!({"actor": "apify/three-items", "max_items": 1}));
+    let text = o.ok(
+        "apify",
+        json!({"actor": "apify/three-items", "max_items": 1}),
+    );
     assert_eq!(items_of(&text), [item(1)]);
     std::fs::write(o.config(), config(&fake.base, "")).unwrap();
-    let text = fails(&o, json!({"actor": "apify/three-items"}));
+    let text = o.fails("apify", json!({"actor": "apify/three-items"}));
     assert!(
         text.starts_with("Apify is not configured") && text.contains("OFFICER_APIFY_TOKEN"),
         "{text}"
@@ -360,7 +345,7 @@ fn an_async_run_is_started_polled_and_its_items_paged() {
     );
 
     // The rest, by offset.
-    let text = ok(&o, json!({"run_id": "RunAbc123", "offset": 2}));
+    let text = o.ok("apify", json!({"run_id": "RunAbc123", "offset": 2}));
     assert!(
         text.starts_with("Run RunAbc123 succeeded: 3 items (items 3-5 of 5):"),
         "{text}"
@@ -368,13 +353,13 @@ fn an_async_run_is_started_polled_and_its_items_paged() {
     assert_eq!(items_of(&text), [item(3), item(4), item(5)]);
 
     // A failed run and an unknown one.
-    let text = fails(&o, json!({"run_id": "RunFailed"}));
+    let text = o.fails("apify", json!({"run_id": "RunFailed"}));
     assert!(
         text.starts_with("Run RunFailed ended with status FAILED: The Actor process exited with code 1. Its log: https://console.apify.com/actors/runs/RunFailed"),
         "{text}"
     );
-    let text = fails(&o, json!({"run_id": "RunMissing"}));
+    let text = o.fails("apify", json!({"run_id": "RunMissing"}));
     assert!(text.starts_with("No run \"RunMissing\""), "{text}");
-    let text = fails(&o, json!({"run_id": "../x"}));
+    let text = o.fails("apify", json!({"run_id": "../x"}));
     assert!(text.contains("is not an Apify run id"), "{text}");
 }

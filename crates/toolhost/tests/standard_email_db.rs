@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use standard::{Officer, text_of};
+use standard::Officer;
 
 const MAIL: &str = r#"
 INSERT INTO accounts (id, email, provider, display_name) VALUES (1, 'ada@example.com', 'gmail', 'Ada');
@@ -112,44 +112,15 @@ fn officer(fill: bool) -> (Officer, PathBuf) {
     (o, db)
 }
 
-/// Calls through `toolhost call`, and the same through `toolhost mcp`: both must agree.
-fn both(o: &Officer, args: Value) -> (bool, String) {
-    let call = o.call("email_db", args.clone());
-    assert_eq!(
-        call.code,
-        if call.is_error() { 1 } else { 0 },
-        "{}",
-        call.stderr
-    );
-    let mcp = o.mcp_call("email_db", args.clone());
-    assert_eq!(
-        mcp["isError"] == true,
-        call.is_error(),
-        "{args}: call and mcp disagree: {} / {mcp}",
-        call.text()
-    );
-    assert_eq!(text_of(&mcp), call.text(), "{args}");
-    (call.is_error(), call.text())
-}
-
-fn ok(o: &Officer, args: Value) -> String {
-    let (is_error, text) = both(o, args.clone());
-    assert!(!is_error, "{args}: {text}");
-    text
-}
-
-fn fails(o: &Officer, args: Value) -> String {
-    let (is_error, text) = both(o, args.clone());
-    assert!(is_error, "{args} should fail: {text}");
-    text
-}
-
 #[test]
 fn search_thread_stats_and_schema() {
     let (o, _db) = officer(true);
 
     // Accents folded by the FTS5 tokenizer; the deleted message is left out.
-    let text = ok(&o, json!({"action": "search", "text": "cafe AND facade"}));
+    let text = o.ok(
+        "email_db",
+        json!({"action": "search", "text": "cafe AND facade"}),
+    );
     assert!(text.starts_with("2 matching messages"), "{text}");
     assert!(text.contains("subject: Café façade renovation"), "{text}");
     assert!(
@@ -159,12 +130,21 @@ fn search_thread_stats_and_schema() {
     assert!(text.contains("match: [Café] [façade] renovation"), "{text}");
     assert!(!text.contains("deals"), "deleted mail was found: {text}");
     // A column filter and a bad FTS query.
-    let text = ok(&o, json!({"action": "search", "text": "from_email:acme"}));
+    let text = o.ok(
+        "email_db",
+        json!({"action": "search", "text": "from_email:acme"}),
+    );
     assert!(text.contains("Invoice 2026-0042"), "{text}");
-    let text = fails(&o, json!({"action": "search", "text": "acme-corp AND"}));
+    let text = o.fails(
+        "email_db",
+        json!({"action": "search", "text": "acme-corp AND"}),
+    );
     assert!(text.contains("FTS5 query"), "{text}");
 
-    let text = ok(&o, json!({"action": "thread", "thread_id": "t-cafe"}));
+    let text = o.ok(
+        "email_db",
+        json!({"action": "thread", "thread_id": "t-cafe"}),
+    );
     let first = text.find("Bob Martin <bob@example.com>").unwrap();
     let reply = text.find("Thanks Bob, let us go ahead.").unwrap();
     assert!(first < reply, "oldest first: {text}");
@@ -176,12 +156,15 @@ fn search_thread_stats_and_schema() {
     assert!(text.contains("To: Ada <ada@example.com>"), "{text}");
     assert!(text.contains("2 messages"), "{text}");
     // An HTML-only message reads as text.
-    let text = ok(&o, json!({"action": "thread", "thread_id": "t-news"}));
+    let text = o.ok(
+        "email_db",
+        json!({"action": "thread", "thread_id": "t-news"}),
+    );
     assert!(text.ends_with("\n\nNewsletter & more"), "{text}");
-    let text = fails(&o, json!({"action": "thread", "thread_id": "nope"}));
+    let text = o.fails("email_db", json!({"action": "thread", "thread_id": "nope"}));
     assert!(text.contains("No messages in thread nope"), "{text}");
 
-    let text = ok(&o, json!({"action": "stats"}));
+    let text = o.ok("email_db", json!({"action": "stats"}));
     assert!(text.contains("  messages: 6"), "{text}");
     assert!(
         text.contains("Messages: 6 (3 unread, 1 sent by the user, 1 deleted), 5 threads"),
@@ -197,7 +180,7 @@ fn search_thread_stats_and_schema() {
         "{text}"
     );
 
-    let text = ok(&o, json!({"action": "schema"}));
+    let text = o.ok("email_db", json!({"action": "schema"}));
     assert!(
         text.contains("CREATE VIRTUAL TABLE messages_fts USING fts5"),
         "{text}"
@@ -210,14 +193,14 @@ fn queries_are_wrapped_and_read_only() {
     let (o, db) = officer(true);
 
     // A CTE; unicode comes back intact.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "email_db",
         json!({"action": "query", "sql": "WITH n AS (SELECT thread_id, COUNT(*) AS c FROM messages \
                WHERE is_deleted = 0 GROUP BY thread_id) SELECT thread_id, c FROM n WHERE c > 1"}),
     );
     assert_eq!(text, "1 rows:\n\n1. thread_id: t-cafe | c: 2");
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "email_db",
         json!({"action": "query", "sql": "SELECT from_name, subject FROM messages WHERE id = 4;"}),
     );
     assert!(
@@ -226,20 +209,19 @@ fn queries_are_wrapped_and_read_only() {
     );
 
     // The tool's limit wraps the SQL; the SQL's own LIMIT and ORDER BY stand.
-    let text = ok(
-        &o,
+    let text = o.ok("email_db",
         json!({"action": "query", "sql": "SELECT id FROM messages ORDER BY id DESC LIMIT 4", "limit": 2}),
     );
     assert!(text.starts_with("2 rows (the limit, 2"), "{text}");
     assert!(text.ends_with("1. id: 6\n2. id: 5"), "{text}");
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "email_db",
         json!({"action": "query", "sql": "SELECT id FROM messages ORDER BY id LIMIT 1 -- first"}),
     );
     assert_eq!(text, "1 rows:\n\n1. id: 1");
     // Something that is not a SELECT still runs, as SQLite parses it.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "email_db",
         json!({"action": "query", "sql": "PRAGMA table_info(labels)"}),
     );
     assert!(text.contains("name: provider_label_id"), "{text}");
@@ -253,14 +235,14 @@ fn queries_are_wrapped_and_read_only() {
         "CREATE TABLE x (a)",
         "PRAGMA user_version = 7",
     ] {
-        let text = fails(&o, json!({"action": "query", "sql": sql}));
+        let text = o.fails("email_db", json!({"action": "query", "sql": sql}));
         assert!(
             text.contains("attempt to write a readonly database (8)"),
             "{sql}: {text}"
         );
     }
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "email_db",
         json!({"action": "query", "sql": "CREATE TEMP TABLE x AS SELECT 1"}),
     );
     assert!(text.contains("readonly"), "{text}");
@@ -268,10 +250,13 @@ fn queries_are_wrapped_and_read_only() {
     assert_eq!(sqlite(&db, "PRAGMA user_version;").trim(), "0");
 
     // More than one statement: counted by SQLite, refused.
-    let text = fails(&o, json!({"action": "query", "sql": "SELECT 1; SELECT 2"}));
+    let text = o.fails(
+        "email_db",
+        json!({"action": "query", "sql": "SELECT 1; SELECT 2"}),
+    );
     assert!(text.contains("SQLite parsed 2 statements"), "{text}");
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "email_db",
         json!({"action": "query", "sql": "SELECT 1) ; SELECT 2; SELECT * FROM (SELECT 3"}),
     );
     assert!(text.contains("SQLite parsed 3 statements"), "{text}");
@@ -279,29 +264,29 @@ fn queries_are_wrapped_and_read_only() {
 
     // Other databases and files: refused by the shell's safe mode.
     std::fs::write(o.home().join("other.db"), b"").unwrap();
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "email_db",
         json!({"action": "query", "sql": "ATTACH '/officer/user/other.db' AS other"}),
     );
     assert!(text.contains("cannot run ATTACH in safe mode"), "{text}");
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "email_db",
         json!({"action": "query", "sql": "SELECT readfile('/etc/hostname')"}),
     );
     assert!(text.contains("readfile() function in safe mode"), "{text}");
 
     // Bad SQL: SQLite's own message.
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "email_db",
         json!({"action": "query", "sql": "SELECT nope FROM messages"}),
     );
     assert!(text.contains("no such column: nope"), "{text}");
-    let text = fails(&o, json!({"action": "query"}));
+    let text = o.fails("email_db", json!({"action": "query"}));
     assert!(text.contains("needs `sql`"), "{text}");
 
     // Large results go to a file in the home.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "email_db",
         json!({"action": "query", "sql": "SELECT id, subject FROM messages ORDER BY id",
                "output_path": "exports/mail.json"}),
     );
@@ -314,8 +299,8 @@ fn queries_are_wrapped_and_read_only() {
             .unwrap();
     assert_eq!(saved[0]["subject"], "Café façade renovation");
     assert_eq!(saved.as_array().unwrap().len(), 6);
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "email_db",
         json!({"action": "query", "sql": "SELECT 1", "limit": 5000}),
     );
     assert!(text.contains("output_path"), "{text}");
@@ -324,7 +309,7 @@ fn queries_are_wrapped_and_read_only() {
 #[test]
 fn a_missing_database_says_what_to_do() {
     let (o, _db) = officer(false);
-    let text = fails(&o, json!({"action": "stats"}));
+    let text = o.fails("email_db", json!({"action": "stats"}));
     assert!(
         text.contains("No email database at /officer/data/emails.db")
             && text.contains("OFFICER_EMAIL_DB"),

@@ -25,33 +25,6 @@ use standard::{Officer, text_of};
 const PDF: &[u8] = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >> endobj\n\x00\xff\x01trailer\n%%EOF\n";
 const SUBJECT_KOELN: &str = "Grüße aus Köln ☕";
 
-/// Calls through `toolhost call` and through `toolhost mcp`; both must give the same.
-fn both(o: &Officer, args: Value) -> (bool, String) {
-    let call = o.call("gmail", args.clone());
-    assert_eq!(call.code, i32::from(call.is_error()), "{}", call.stderr);
-    let mcp = o.mcp_call("gmail", args.clone());
-    assert_eq!(
-        mcp["isError"] == true,
-        call.is_error(),
-        "{args}: {} / {mcp}",
-        call.text()
-    );
-    assert_eq!(text_of(&mcp), call.text(), "{args}");
-    (call.is_error(), call.text())
-}
-
-fn ok(o: &Officer, args: Value) -> String {
-    let (is_error, text) = both(o, args.clone());
-    assert!(!is_error, "{args}: {text}");
-    text
-}
-
-fn fails(o: &Officer, args: Value) -> String {
-    let (is_error, text) = both(o, args.clone());
-    assert!(is_error, "{args} should fail: {text}");
-    text
-}
-
 fn headers(list: &[(&str, &str)]) -> Value {
     Value::Array(
         list.iter()
@@ -348,8 +321,8 @@ fn lists_pages_reads_mime_and_saves_attachments() {
 
     // Page 1 of 2: the search and label filter are sent as Gmail takes them; each listed
     // message's headers come from format=metadata.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "list_messages", "query": "has:attachment newer_than:30d",
                "label_ids": "INBOX, UNREAD", "max_results": 3}),
     );
@@ -393,8 +366,7 @@ fn lists_pages_reads_mime_and_saves_attachments() {
 
     // Page 2: the token is passed back; the last page says so.
     fake.clear();
-    let text = ok(
-        &o,
+    let text = o.ok("gmail",
         json!({"action": "list_messages", "max_results": 3, "page_token": "tok3", "include_spam_trash": true}),
     );
     assert!(text.starts_with("1 message in the mailbox"), "{text}");
@@ -406,16 +378,16 @@ fn lists_pages_reads_mime_and_saves_attachments() {
         (Some("tok3"), Some("true"))
     );
     assert_eq!(r.param("q"), None);
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "list_messages", "query": "from:nobody"}),
     );
     assert_eq!(text, "No messages matching \"from:nobody\".");
 
     // multipart/alternative: the plain part, not the HTML one.
     fake.clear();
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_message", "message_id": "msg-alt"}),
     );
     assert!(text.starts_with("Message msg-alt (thread thread-report)\nFrom: Alice Example <alice@example.com>\nTo: me@example.com\nCc: bob@example.com\nDate: Fri, 27 Feb 2026 14:40:00 +0100\nSubject: Quarterly report\nLabels: INBOX, UNREAD"), "{text}");
@@ -433,8 +405,8 @@ fn lists_pages_reads_mime_and_saves_attachments() {
     assert_eq!(r.header("authorization"), Some("Bearer good-token"));
 
     // HTML only: turned into text.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_message", "message_id": "msg-html"}),
     );
     assert!(
@@ -450,8 +422,8 @@ fn lists_pages_reads_mime_and_saves_attachments() {
     assert!(!body.contains('<') && !body.contains("color:red"), "{text}");
 
     // Encoded words (B and Q, UTF-8 and ISO-8859-1) and an ISO-8859-1 body.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_message", "message_id": "msg-enc"}),
     );
     assert!(
@@ -465,8 +437,8 @@ fn lists_pages_reads_mime_and_saves_attachments() {
     assert!(text.ends_with("Schöne Grüße aus Köln,\nJörg"), "{text}");
 
     // Nested multipart/mixed: the alternative's plain text and the attachment listed.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_message", "message_id": "msg-mixed"}),
     );
     assert!(text.contains("Attachments (1):\n  - Rechnung März.pdf (application/pdf, 68 bytes) attachment_id: ANGjdJ-att_pdf1"), "{text}");
@@ -476,8 +448,8 @@ fn lists_pages_reads_mime_and_saves_attachments() {
     );
 
     // metadata and raw.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_message", "message_id": "msg-alt", "format": "metadata"}),
     );
     assert!(
@@ -486,8 +458,8 @@ fn lists_pages_reads_mime_and_saves_attachments() {
         "{text}"
     );
     assert!(!text.contains("body"), "{text}");
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_message", "message_id": "msg-alt", "format": "raw"}),
     );
     assert_eq!(
@@ -497,8 +469,8 @@ fn lists_pages_reads_mime_and_saves_attachments() {
 
     // Two threads, oldest message first.
     fake.clear();
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_thread", "thread_id": "thread-report"}),
     );
     assert!(
@@ -517,8 +489,8 @@ fn lists_pages_reads_mime_and_saves_attachments() {
         "/gmail/v1/users/me/threads/thread-report"
     );
     assert_eq!(gmail_requests(&fake)[0].param("format"), Some("full"));
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_thread", "thread_id": "thread-koeln"}),
     );
     assert!(
@@ -529,7 +501,7 @@ fn lists_pages_reads_mime_and_saves_attachments() {
     );
     assert!(text.contains("Rechnung März.pdf"), "{text}");
 
-    let text = ok(&o, json!({"action": "list_labels"}));
+    let text = o.ok("gmail", json!({"action": "list_labels"}));
     assert!(
         text.contains("System labels:\n- INBOX (id: INBOX)\n- UNREAD (id: UNREAD)"),
         "{text}"
@@ -540,8 +512,7 @@ fn lists_pages_reads_mime_and_saves_attachments() {
     );
 
     // Long output to a file in the home.
-    let text = ok(
-        &o,
+    let text = o.ok("gmail",
         json!({"action": "get_thread", "thread_id": "thread-report", "output_path": "mail/report.txt"}),
     );
     assert!(
@@ -592,21 +563,30 @@ fn lists_pages_reads_mime_and_saves_attachments() {
     );
 
     // 404s and bad parameters.
-    let text = fails(&o, json!({"action": "get_message", "message_id": "nope"}));
+    let text = o.fails(
+        "gmail",
+        json!({"action": "get_message", "message_id": "nope"}),
+    );
     assert!(text.starts_with("No message with id nope (Gmail answered 404 NOT_FOUND, notFound: Requested entity was not found.)"), "{text}");
-    let text = fails(&o, json!({"action": "get_thread", "thread_id": "nope"}));
+    let text = o.fails(
+        "gmail",
+        json!({"action": "get_thread", "thread_id": "nope"}),
+    );
     assert!(text.starts_with("No thread with id nope"), "{text}");
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "gmail",
         json!({"action": "get_attachment", "message_id": "msg-mixed", "attachment_id": "gone"}),
     );
     assert!(
         text.starts_with("No attachment gone in message msg-mixed"),
         "{text}"
     );
-    let text = fails(&o, json!({"action": "get_message"}));
+    let text = o.fails("gmail", json!({"action": "get_message"}));
     assert!(text.contains("message_id is required"), "{text}");
-    let text = fails(&o, json!({"action": "list_messages", "max_results": 501}));
+    let text = o.fails(
+        "gmail",
+        json!({"action": "list_messages", "max_results": 501}),
+    );
     assert!(
         text.contains("max_results must be a whole number from 1 to 500"),
         "{text}"
@@ -671,8 +651,8 @@ fn an_expired_token_is_refreshed_once_and_failures_say_what_to_do() {
     assert!(o.mcp_call("gmail", json!({"action": "list_labels"}))["isError"] != true);
     std::fs::write(o.config(), config(&fake.base, creds)).unwrap();
     fake.clear();
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "get_message", "message_id": "msg-alt"}),
     );
     assert!(text.contains("the numbers are in."), "{text}");
@@ -694,7 +674,7 @@ fn an_expired_token_is_refreshed_once_and_failures_say_what_to_do() {
     )
     .unwrap();
     fake.clear();
-    let text = fails(&o, json!({"action": "list_labels"}));
+    let text = o.fails("gmail", json!({"action": "list_labels"}));
     assert!(
         text.starts_with("Refreshing the Gmail access token failed (400 invalid_grant: Token has been expired or revoked.)"),
         "{text}"
@@ -718,7 +698,7 @@ fn an_expired_token_is_refreshed_once_and_failures_say_what_to_do() {
         config(&fake.base, "accessToken = \"stale-token\"\n"),
     )
     .unwrap();
-    let text = fails(&o, json!({"action": "list_labels"}));
+    let text = o.fails("gmail", json!({"action": "list_labels"}));
     assert!(
         text.starts_with("Gmail rejected the access token (401 UNAUTHENTICATED, authError:"),
         "{text}"
@@ -741,8 +721,8 @@ fn an_expired_token_is_refreshed_once_and_failures_say_what_to_do() {
     )
     .unwrap();
     fake.clear();
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "gmail",
         json!({"action": "list_labels", "access_token": "good-token"}),
     );
     assert!(text.contains("Receipts"), "{text}");
@@ -752,8 +732,8 @@ fn an_expired_token_is_refreshed_once_and_failures_say_what_to_do() {
             .all(|r| r.header("authorization") == Some("Bearer good-token"))
     );
     fake.clear();
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "gmail",
         json!({"action": "list_labels", "access_token": "expired-param-token"}),
     );
     assert!(
@@ -761,8 +741,8 @@ fn an_expired_token_is_refreshed_once_and_failures_say_what_to_do() {
         "{text}"
     );
     assert!(fake.requests().iter().all(|r| r.path != "/token"));
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "gmail",
         json!({"action": "get_message", "message_id": "msg-alt", "access_token": "noscope-token"}),
     );
     assert!(
@@ -773,7 +753,7 @@ fn an_expired_token_is_refreshed_once_and_failures_say_what_to_do() {
 
     // Nothing configured.
     std::fs::write(o.config(), "").unwrap();
-    let text = fails(&o, json!({"action": "list_labels"}));
+    let text = o.fails("gmail", json!({"action": "list_labels"}));
     assert!(text.starts_with("Gmail is not connected"), "{text}");
     assert!(text.contains("Settings → Integrations → Gmail"), "{text}");
 }

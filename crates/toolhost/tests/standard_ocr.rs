@@ -20,7 +20,7 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use standard::{Officer, text_of};
+use standard::Officer;
 
 const INVOICE: &[&str] = &["Invoice 2026-0042", "Total due 318.50 EUR", "Thank you"];
 
@@ -29,33 +29,6 @@ fn programs() {
     machine::program("pdftoppm", "poppler-utils");
     machine::program("pdftotext", "poppler-utils");
     machine::program("pdfinfo", "poppler-utils");
-}
-
-/// Calls through `toolhost call` and through `toolhost mcp`; both must give the same.
-fn both(o: &Officer, args: Value) -> (bool, String) {
-    let call = o.call("ocr", args.clone());
-    assert_eq!(call.code, i32::from(call.is_error()), "{}", call.stderr);
-    let mcp = o.mcp_call("ocr", args.clone());
-    assert_eq!(
-        mcp["isError"] == true,
-        call.is_error(),
-        "{args}: {} / {mcp}",
-        call.text()
-    );
-    assert_eq!(text_of(&mcp), call.text(), "{args}");
-    (call.is_error(), call.text())
-}
-
-fn ok(o: &Officer, args: Value) -> String {
-    let (is_error, text) = both(o, args.clone());
-    assert!(!is_error, "{args}: {text}");
-    text
-}
-
-fn fails(o: &Officer, args: Value) -> String {
-    let (is_error, text) = both(o, args.clone());
-    assert!(is_error, "{args} should fail: {text}");
-    text
 }
 
 fn has_invoice_words(text: &str) {
@@ -85,14 +58,14 @@ fn tesseract_reads_images_and_scans_and_pdfs_keep_their_text() {
 
     // An image: tesseract; the name says nothing, the contents do.
     std::fs::copy(docs.join("invoice.png"), docs.join("photo.dat")).unwrap();
-    let text = ok(&o, json!({"path": "docs/photo.dat"}));
+    let text = o.ok("ocr", json!({"path": "docs/photo.dat"}));
     assert!(
         text.starts_with("/officer/user/docs/photo.dat: 1 page, local"),
         "{text}"
     );
     has_invoice_words(&text);
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "ocr",
         json!({"path": "/officer/user/docs/invoice.png", "format": "tsv"}),
     );
     assert!(text.contains("mean confidence: "), "{text}");
@@ -100,7 +73,7 @@ fn tesseract_reads_images_and_scans_and_pdfs_keep_their_text() {
     assert!(text.contains("\t318.50"), "{text}");
 
     // A scan: rasterised and read, with progress per page.
-    let text = ok(&o, json!({"path": "docs/scan.pdf"}));
+    let text = o.ok("ocr", json!({"path": "docs/scan.pdf"}));
     assert!(text.contains("--- page 1 (tesseract (eng)) ---"), "{text}");
     has_invoice_words(&text);
     let call = o.call("ocr", json!({"path": "docs/scan.pdf"}));
@@ -111,7 +84,7 @@ fn tesseract_reads_images_and_scans_and_pdfs_keep_their_text() {
     );
 
     // A text PDF: the text layer, per page, and only the pages asked for.
-    let text = ok(&o, json!({"path": "docs/two-pages.pdf"}));
+    let text = o.ok("ocr", json!({"path": "docs/two-pages.pdf"}));
     assert!(text.contains("2 pages"), "{text}");
     assert!(text.contains("--- page 1 (text layer) ---"), "{text}");
     assert!(
@@ -119,15 +92,15 @@ fn tesseract_reads_images_and_scans_and_pdfs_keep_their_text() {
         "{text}"
     );
     has_invoice_words(&text);
-    let text = ok(&o, json!({"path": "docs/two-pages.pdf", "pages": "2"}));
+    let text = o.ok("ocr", json!({"path": "docs/two-pages.pdf", "pages": "2"}));
     assert!(
         text.contains("Payment terms") && !text.contains("Invoice"),
         "{text}"
     );
 
     // Large output to a file.
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "ocr",
         json!({"path": "docs/scan.pdf", "output_path": "out/scan.txt"}),
     );
     assert!(
@@ -137,29 +110,32 @@ fn tesseract_reads_images_and_scans_and_pdfs_keep_their_text() {
     has_invoice_words(&std::fs::read_to_string(o.home().join("out/scan.txt")).unwrap());
 
     // Failures the model can act on.
-    let text = fails(&o, json!({"path": "docs/nope.png"}));
+    let text = o.fails("ocr", json!({"path": "docs/nope.png"}));
     assert!(
         text.contains("No such file: /officer/user/docs/nope.png"),
         "{text}"
     );
     std::fs::write(docs.join("notes.txt"), "just text").unwrap();
-    let text = fails(&o, json!({"path": "docs/notes.txt"}));
+    let text = o.fails("ocr", json!({"path": "docs/notes.txt"}));
     assert!(
         text.contains("not a supported file") && text.contains("PNG"),
         "{text}"
     );
-    let text = fails(&o, json!({"path": "docs/invoice.png", "language": "xyz"}));
+    let text = o.fails(
+        "ocr",
+        json!({"path": "docs/invoice.png", "language": "xyz"}),
+    );
     assert!(
         text.contains("install the Debian package(s) tesseract-ocr-xyz"),
         "{text}"
     );
     std::fs::write(docs.join("broken.pdf"), "%PDF-1.4\nnot really a pdf").unwrap();
-    let text = fails(&o, json!({"path": "docs/broken.pdf"}));
+    let text = o.fails("ocr", json!({"path": "docs/broken.pdf"}));
     assert!(text.contains("not a readable PDF"), "{text}");
-    let text = fails(&o, json!({"path": "docs/two-pages.pdf", "pages": "5"}));
+    let text = o.fails("ocr", json!({"path": "docs/two-pages.pdf", "pages": "5"}));
     assert!(text.contains("outside the document's pages 1-2"), "{text}");
-    let text = fails(
-        &o,
+    let text = o.fails(
+        "ocr",
         json!({"path": "docs/invoice.png", "provider": "remote"}),
     );
     assert!(
@@ -272,7 +248,7 @@ fn the_remote_service_gets_the_document_as_a_data_url() {
     pdf::render_png(&text_pdf, 100, &docs.join("page.png"));
 
     // An image, through call and mcp.
-    let text = ok(&o, json!({"path": "docs/page.png"}));
+    let text = o.ok("ocr", json!({"path": "docs/page.png"}));
     assert!(
         text.starts_with("/officer/user/docs/page.png: 1 page, remote service (mistral-ocr-2505)"),
         "{text}"
@@ -320,7 +296,10 @@ fn the_remote_service_gets_the_document_as_a_data_url() {
 
     // The api_key parameter wins, and a rejected key says what to do; the key itself is
     // never shown (sensitive).
-    let text = fails(&o, json!({"path": "docs/page.png", "api_key": "bad-key"}));
+    let text = o.fails(
+        "ocr",
+        json!({"path": "docs/page.png", "api_key": "bad-key"}),
+    );
     assert!(
         text.contains("answered 401") && text.contains("Settings → Integrations"),
         "{text}"
@@ -332,8 +311,8 @@ fn the_remote_service_gets_the_document_as_a_data_url() {
 
     // provider=tesseract stays local: nothing is sent.
     seen.lock().unwrap().clear();
-    let text = ok(
-        &o,
+    let text = o.ok(
+        "ocr",
         json!({"path": "docs/page.png", "provider": "tesseract"}),
     );
     assert!(text.contains("local") && text.contains("Invoice"), "{text}");

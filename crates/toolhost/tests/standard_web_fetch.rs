@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fake_http::{Request, config, respond, serve};
-use serde_json::{Value, json};
-use standard::{Officer, text_of};
+use serde_json::json;
+use standard::Officer;
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut child = Command::new("gzip")
@@ -158,40 +158,13 @@ fn site() -> (String, Arc<Mutex<Vec<Request>>>) {
     }))
 }
 
-/// Calls through `toolhost call` and through `toolhost mcp`; both must give the same.
-fn both(o: &Officer, tool: &str, args: Value) -> (bool, String) {
-    let call = o.call(tool, args.clone());
-    assert_eq!(call.code, i32::from(call.is_error()), "{}", call.stderr);
-    let mcp = o.mcp_call(tool, args.clone());
-    assert_eq!(
-        mcp["isError"] == true,
-        call.is_error(),
-        "{args}: {} / {mcp}",
-        call.text()
-    );
-    assert_eq!(text_of(&mcp), call.text(), "{args}");
-    (call.is_error(), call.text())
-}
-
-fn ok(o: &Officer, tool: &str, args: Value) -> String {
-    let (is_error, text) = both(o, tool, args.clone());
-    assert!(!is_error, "{args}: {text}");
-    text
-}
-
-fn fails(o: &Officer, tool: &str, args: Value) -> String {
-    let (is_error, text) = both(o, tool, args.clone());
-    assert!(is_error, "{args} should fail: {text}");
-    text
-}
-
 #[test]
 fn web_fetch_reads_an_article_as_markdown_after_redirects() {
     machine::program("pdftotext", "poppler-utils");
     let (base, seen) = site();
     let o = Officer::new(&config(""));
 
-    let text = ok(&o, "web_fetch", json!({"url": format!("{base}/r1")}));
+    let text = o.ok("web_fetch", json!({"url": format!("{base}/r1")}));
     let expected = format!(
         "URL: {base}/news/2026/tides.html\n\
          Redirected: {base}/r1 → {base}/r2 → {base}/news/2026/tides.html (301, 302)\n\
@@ -248,8 +221,7 @@ fn web_fetch_reads_an_article_as_markdown_after_redirects() {
     }
 
     // Plain text: the same content without Markdown.
-    let text = ok(
-        &o,
+    let text = o.ok(
         "web_fetch",
         json!({"url": format!("{base}/news/2026/tides.html"), "format": "text"}),
     );
@@ -259,8 +231,7 @@ fn web_fetch_reads_an_article_as_markdown_after_redirects() {
     );
     assert!(text.contains("Port\tHigh water\nBrest\t06:12"), "{text}");
     // HTML: the page without scripts and styles; raw: the body exactly.
-    let text = ok(
-        &o,
+    let text = o.ok(
         "web_fetch",
         json!({"url": format!("{base}/news/2026/tides.html"), "format": "html"}),
     );
@@ -269,15 +240,13 @@ fn web_fetch_reads_an_article_as_markdown_after_redirects() {
         !text.contains("<script") && !text.contains("<style"),
         "{text}"
     );
-    let text = ok(
-        &o,
-        "web_fetch",
+    let text = o.ok("web_fetch",
         json!({"url": format!("{base}/news/2026/tides.html"), "format": "raw", "max_length": 200000}),
     );
     assert!(text.ends_with(ARTICLE), "{text}");
 
     // Redirect loops end.
-    let text = fails(&o, "web_fetch", json!({"url": format!("{base}/loop")}));
+    let text = o.fails("web_fetch", json!({"url": format!("{base}/loop")}));
     assert!(text.contains("redirects more than 10 times"), "{text}");
 }
 
@@ -288,20 +257,16 @@ fn web_fetch_decodes_charsets_gzip_pdf_and_json_and_pages_long_content() {
     let o = Officer::new(&config(""));
 
     // ISO-8859-1 by the header and by a meta tag.
-    let text = ok(&o, "web_fetch", json!({"url": format!("{base}/latin1")}));
+    let text = o.ok("web_fetch", json!({"url": format!("{base}/latin1")}));
     assert!(
         text.contains("Title: Café\n\nGröße: 5 °C, Straße"),
         "{text}"
     );
-    let text = ok(
-        &o,
-        "web_fetch",
-        json!({"url": format!("{base}/latin1-meta")}),
-    );
+    let text = o.ok("web_fetch", json!({"url": format!("{base}/latin1-meta")}));
     assert!(text.ends_with("\n\nNaïve résumé"), "{text}");
 
     // gzip: asked for, and decoded.
-    let text = ok(&o, "web_fetch", json!({"url": format!("{base}/gzip")}));
+    let text = o.ok("web_fetch", json!({"url": format!("{base}/gzip")}));
     assert!(
         text.ends_with("\n\n## Compressed\n\nThis body travelled gzip-encoded."),
         "{text}"
@@ -310,11 +275,7 @@ fn web_fetch_decodes_charsets_gzip_pdf_and_json_and_pages_long_content() {
     assert!(r.headers["accept-encoding"].contains("gzip"), "{r:?}");
 
     // A PDF: its text, page by page, through pdftotext.
-    let text = ok(
-        &o,
-        "web_fetch",
-        json!({"url": format!("{base}/report.pdf")}),
-    );
+    let text = o.ok("web_fetch", json!({"url": format!("{base}/report.pdf")}));
     assert!(text.contains("Content-Type: application/pdf"), "{text}");
     assert!(
         text.contains("--- page 1 ---\nAnnual report 2026"),
@@ -324,14 +285,14 @@ fn web_fetch_decodes_charsets_gzip_pdf_and_json_and_pages_long_content() {
     assert!(text.contains("Revenue grew by 12 percent"), "{text}");
 
     // JSON, pretty-printed.
-    let text = ok(&o, "web_fetch", json!({"url": format!("{base}/api/data")}));
+    let text = o.ok("web_fetch", json!({"url": format!("{base}/api/data")}));
     assert!(
         text.ends_with("{\n  \"name\": \"tides\",\n  \"ports\": [\n    {\n      \"id\": 1,\n      \"city\": \"Brest\"\n    }\n  ]\n}"),
         "{text}"
     );
 
     // A large page, in pieces.
-    let text = ok(&o, "web_fetch", json!({"url": format!("{base}/big.txt")}));
+    let text = o.ok("web_fetch", json!({"url": format!("{base}/big.txt")}));
     assert!(
         text.contains("Characters 0-20000 of 330000; next_start_index: 20000 (call again with start_index=20000 for more)\n\nline 00000\n"),
         "{text}"
@@ -341,8 +302,7 @@ fn web_fetch_decodes_charsets_gzip_pdf_and_json_and_pages_long_content() {
         "{}",
         &text[text.len() - 40..]
     );
-    let text = ok(
-        &o,
+    let text = o.ok(
         "web_fetch",
         json!({"url": format!("{base}/big.txt"), "start_index": 20000, "max_length": 33}),
     );
@@ -350,8 +310,7 @@ fn web_fetch_decodes_charsets_gzip_pdf_and_json_and_pages_long_content() {
         text.ends_with("Characters 20000-20033 of 330000; next_start_index: 20033 (call again with start_index=20033 for more)\n\nne 01818\nline 01819\nline 01820\nli"),
         "{text}"
     );
-    let text = ok(
-        &o,
+    let text = o.ok(
         "web_fetch",
         json!({"url": format!("{base}/big.txt"), "start_index": 329989}),
     );
@@ -359,8 +318,7 @@ fn web_fetch_decodes_charsets_gzip_pdf_and_json_and_pages_long_content() {
         text.ends_with("Characters 329989-330000 of 330000 (the end)\n\nline 29999\n"),
         "{text}"
     );
-    let text = fails(
-        &o,
+    let text = o.fails(
         "web_fetch",
         json!({"url": format!("{base}/big.txt"), "start_index": 400000}),
     );
@@ -369,8 +327,7 @@ fn web_fetch_decodes_charsets_gzip_pdf_and_json_and_pages_long_content() {
         "{text}"
     );
     // The whole of it to a file.
-    let text = ok(
-        &o,
+    let text = o.ok(
         "web_fetch",
         json!({"url": format!("{base}/big.txt"), "output_path": "pages/big.txt"}),
     );
@@ -386,13 +343,12 @@ fn web_fetch_decodes_charsets_gzip_pdf_and_json_and_pages_long_content() {
     );
 
     // A binary file: refused inline, saved with output_path.
-    let text = fails(&o, "web_fetch", json!({"url": format!("{base}/chart.png")}));
+    let text = o.fails("web_fetch", json!({"url": format!("{base}/chart.png")}));
     assert!(
         text.contains("is binary (image/png, 33 bytes)") && text.contains("pass output_path"),
         "{text}"
     );
-    ok(
-        &o,
+    o.ok(
         "web_fetch",
         json!({"url": format!("{base}/chart.png"), "output_path": "chart.png"}),
     );
@@ -408,7 +364,7 @@ fn web_fetch_failures_say_what_happened() {
     let (base, _seen) = site();
     let o = Officer::new(&config(""));
 
-    let text = fails(&o, "web_fetch", json!({"url": format!("{base}/missing")}));
+    let text = o.fails("web_fetch", json!({"url": format!("{base}/missing")}));
     assert!(
         text.starts_with(&format!(
             "HTTP 404 Not Found for {base}/missing. The page does not exist"
@@ -419,7 +375,7 @@ fn web_fetch_failures_say_what_happened() {
         text.contains("The page says: Not Found No page at this address."),
         "{text}"
     );
-    let text = fails(&o, "web_fetch", json!({"url": format!("{base}/broken")}));
+    let text = o.fails("web_fetch", json!({"url": format!("{base}/broken")}));
     assert!(
         text.contains("HTTP 500 Internal Server Error")
             && text.contains("retry later")
@@ -447,21 +403,16 @@ fn web_fetch_failures_say_what_happened() {
     let closed = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let text = fails(
-        &o,
+    let text = o.fails(
         "web_fetch",
         json!({"url": format!("http://127.0.0.1:{port}/")}),
     );
     assert!(text.starts_with("Cannot fetch http://127.0.0.1:"), "{text}");
-    let text = fails(&o, "web_fetch", json!({"url": "file:///etc/passwd"}));
+    let text = o.fails("web_fetch", json!({"url": "file:///etc/passwd"}));
     assert!(text.contains("Only http:// and https:// URLs"), "{text}");
 
     // Without network_private, the sandbox refuses the host's loopback.
     let closed_off = Officer::new("");
-    let text = fails(
-        &closed_off,
-        "web_fetch",
-        json!({"url": format!("{base}/missing")}),
-    );
+    let text = closed_off.fails("web_fetch", json!({"url": format!("{base}/missing")}));
     assert!(text.starts_with("Cannot fetch"), "{text}");
 }

@@ -21,34 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use fake_http::{Request, config, respond, serve};
 use serde_json::{Value, json};
-use standard::{Officer, text_of};
-
-/// Calls through `toolhost call` and through `toolhost mcp`; both must give the same.
-fn both(o: &Officer, tool: &str, args: Value) -> (bool, String) {
-    let call = o.call(tool, args.clone());
-    assert_eq!(call.code, i32::from(call.is_error()), "{}", call.stderr);
-    let mcp = o.mcp_call(tool, args.clone());
-    assert_eq!(
-        mcp["isError"] == true,
-        call.is_error(),
-        "{args}: {} / {mcp}",
-        call.text()
-    );
-    assert_eq!(text_of(&mcp), call.text(), "{args}");
-    (call.is_error(), call.text())
-}
-
-fn ok(o: &Officer, tool: &str, args: Value) -> String {
-    let (is_error, text) = both(o, tool, args.clone());
-    assert!(!is_error, "{args}: {text}");
-    text
-}
-
-fn fails(o: &Officer, tool: &str, args: Value) -> String {
-    let (is_error, text) = both(o, tool, args.clone());
-    assert!(is_error, "{args} should fail: {text}");
-    text
-}
+use standard::Officer;
 
 #[derive(Clone, Copy)]
 enum Mode {
@@ -145,8 +118,7 @@ fn web_search_asks_searxng_for_json_and_shows_everything_it_gives() {
     let (base, seen) = searxng(Mode::Json);
     let o = Officer::new(&config(&format!("[env]\nPI_SEARXNG_URL = \"{base}/\"\n")));
 
-    let text = ok(
-        &o,
+    let text = o.ok(
         "web_search",
         json!({"query": "tide tabels ü", "max_results": 3, "categories": "general, news",
                "language": "en-GB", "time_range": "week", "safesearch": "1", "page": 2}),
@@ -185,7 +157,7 @@ fn web_search_asks_searxng_for_json_and_shows_everything_it_gives() {
 
     // Defaults: ten results, page 1, nothing else sent.
     seen.lock().unwrap().clear();
-    let text = ok(&o, "web_search", json!({"query": "moon"}));
+    let text = o.ok("web_search", json!({"query": "moon"}));
     assert!(
         text.contains("\n10. Result 10 for moon\n") && !text.contains("\n11. "),
         "{text}"
@@ -197,13 +169,13 @@ fn web_search_asks_searxng_for_json_and_shows_everything_it_gives() {
     );
 
     // No results because the engines failed: say so; no results at all: say that.
-    let text = fails(&o, "web_search", json!({"query": "nothing"}));
+    let text = o.fails("web_search", json!({"query": "nothing"}));
     assert_eq!(
         text,
         "No results for \"nothing\": the search engines failed: google (timeout), bing (CAPTCHA). \
          Retry later, or choose other engines or categories."
     );
-    let text = ok(&o, "web_search", json!({"query": "quiet"}));
+    let text = o.ok("web_search", json!({"query": "quiet"}));
     assert_eq!(
         text,
         "No results for \"quiet\" (page 1). Try other words, fewer filters, or page 1.\n\
@@ -212,8 +184,7 @@ fn web_search_asks_searxng_for_json_and_shows_everything_it_gives() {
 
     // The searxng_url parameter overrides the environment.
     let (other, other_seen) = searxng(Mode::Json);
-    ok(
-        &o,
+    o.ok(
         "web_search",
         json!({"query": "moon", "searxng_url": format!("{other}/search")}),
     );
@@ -226,8 +197,7 @@ fn web_search_explains_what_searxng_refuses() {
     let (limited, _) = searxng(Mode::Limited);
     let o = Officer::new(&config(""));
 
-    let text = fails(
-        &o,
+    let text = o.fails(
         "web_search",
         json!({"query": "moon", "searxng_url": forbidden.clone()}),
     );
@@ -236,8 +206,7 @@ fn web_search_explains_what_searxng_refuses() {
             && text.contains("settings.yml (search: formats: [html, json])"),
         "{text}"
     );
-    let text = fails(
-        &o,
+    let text = o.fails(
         "web_search",
         json!({"query": "moon", "searxng_url": limited}),
     );
@@ -249,7 +218,7 @@ fn web_search_explains_what_searxng_refuses() {
     );
 
     // Nothing configured: say how to configure it.
-    let text = fails(&o, "web_search", json!({"query": "moon"}));
+    let text = o.fails("web_search", json!({"query": "moon"}));
     assert!(
         text.starts_with("No SearXNG instance is configured")
             && text.contains("[env] PI_SEARXNG_URL"),
@@ -266,7 +235,7 @@ fn web_search_explains_what_searxng_refuses() {
         );
     }));
     let o = Officer::new(&config(&format!("[resources.searxng]\nurl = \"{html}\"\n")));
-    let text = fails(&o, "web_search", json!({"query": "moon"}));
+    let text = o.fails("web_search", json!({"query": "moon"}));
     assert!(
         text.contains("answered with an HTML page instead of JSON"),
         "{text}"

@@ -139,6 +139,36 @@ impl Officer {
         answer["result"].clone()
     }
 
+    /// `tool` called through `toolhost call` and through `toolhost mcp`: both must give the
+    /// same answer. Whether it was an error, and its text.
+    pub fn both(&self, tool: &str, args: Value) -> (bool, String) {
+        let call = self.call(tool, args.clone());
+        assert_eq!(call.code, i32::from(call.is_error()), "{}", call.stderr);
+        let mcp = self.mcp_call(tool, args.clone());
+        assert_eq!(
+            mcp["isError"] == true,
+            call.is_error(),
+            "{args}: call and mcp disagree: {} / {mcp}",
+            call.text()
+        );
+        assert_eq!(text_of(&mcp), call.text(), "{args}");
+        (call.is_error(), call.text())
+    }
+
+    /// [`Officer::both`], which must succeed: its text.
+    pub fn ok(&self, tool: &str, args: Value) -> String {
+        let (is_error, text) = self.both(tool, args.clone());
+        assert!(!is_error, "{args}: {text}");
+        text
+    }
+
+    /// [`Officer::both`], which must fail: its text.
+    pub fn fails(&self, tool: &str, args: Value) -> String {
+        let (is_error, text) = self.both(tool, args.clone());
+        assert!(is_error, "{args} should fail: {text}");
+        text
+    }
+
     /// The tools `toolhost mcp` lists, by name.
     pub fn mcp_tools(&self) -> Vec<String> {
         let mut client = LineClient::start(self.toolhost("mcp"));
