@@ -92,6 +92,21 @@ pub(crate) struct ToolDetail {
     pub(crate) tool_set: Option<String>,
     /// For a tool folder: where it is, its TOOL.md, what it shadows.
     pub(crate) folder: Option<FolderOut>,
+    /// For a tool of a third-party (Platypus) plugin: which plugin, where it is loaded from.
+    pub(crate) plugin: Option<PluginOut>,
+}
+
+/// The third-party plugin a tool comes from.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct PluginOut {
+    /// The plugin's name (its manifest's).
+    pub(crate) name: String,
+    /// Its entry file.
+    pub(crate) entry: String,
+    /// The tool set's id in the plugin's manifest.
+    pub(crate) set: String,
+    /// The tool's key in that set.
+    pub(crate) key: String,
 }
 
 /// A tool folder.
@@ -155,11 +170,21 @@ pub(crate) async fn get(
                 shadows: shadows.iter().map(|p| p.display().to_string()).collect(),
             })
         }
-        ToolRef::Native(_) => None,
+        ToolRef::Native(_) | ToolRef::Plugin(_) => None,
+    };
+    let plugin = match &target.tool {
+        ToolRef::Plugin(t) => Some(PluginOut {
+            name: t.module.name.clone(),
+            entry: t.module.entry.display().to_string(),
+            set: t.set.clone(),
+            key: t.key.clone(),
+        }),
+        _ => None,
     };
     Ok(Json(ToolDetail {
         tool: tool_out(info),
         tool_set: target.set,
         folder,
+        plugin,
     }))
 }

@@ -500,7 +500,7 @@ pub(crate) async fn tool_page(
                 markdown::render(&t.manifest.body),
             )
         }
-        ToolRef::Native(_) => (None, String::new()),
+        ToolRef::Native(_) | ToolRef::Plugin(_) => (None, String::new()),
     };
     let layout = Layout::new(&who.caller, "/catalog", found.title.clone(), icons);
     page::html(

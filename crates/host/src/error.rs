@@ -22,6 +22,9 @@ pub enum HostError {
     /// A plugin or tool set of the configuration failed to boot.
     #[error(transparent)]
     ToolSets(#[from] BootError),
+    /// A third-party plugin of `TOOLHOST_PLUGINS` cannot be found or configured.
+    #[error(transparent)]
+    Plugin(crate::plugins::PluginSetupError),
     /// An MCP server of `[mcp_servers]` is configured wrong.
     #[error(transparent)]
     McpServer(#[from] ServerConfigError),

@@ -45,6 +45,11 @@ pub trait Persistence: Send + Sync {
     fn tokens(&self, config: Arc<dyn TokenStore>, data: Option<&Path>) -> Arc<dyn TokenStore>;
     /// Where finished calls are recorded.
     fn call_log(&self) -> Arc<dyn CallLog>;
+    /// Sealed secret `name` of `owner` (a plugin's credential: `plugin:NAME`), opened.
+    fn secret(&self, owner: String, name: String) -> crate::plugins::SecretFuture {
+        let _ = (owner, name);
+        Box::pin(async { None })
+    }
 }
 
 /// Which tools a catalog source shows a caller.
@@ -75,7 +80,7 @@ impl Host {
     /// Boots the host: checks every user name the configuration holds, scans the catalog,
     /// starts the runtime and, when asked, the tool-set registry. Must be called inside a
     /// Tokio runtime (watchers and workers run on it).
-    pub fn boot(options: HostOptions) -> Result<Host, HostError> {
+    pub async fn boot(options: HostOptions) -> Result<Host, HostError> {
         let HostOptions {
             config,
             roots,
@@ -103,11 +108,25 @@ impl Host {
         let env = tool_env(&config, &catalog.read(), homes_dir(data.as_deref()));
         let runtime = Runtime::new(config.runtime.clone(), env)?;
         let registry = if tool_sets {
-            Some(Arc::new(boot_registry(
-                &config,
-                catalog.shared(),
-                &runtime.servers(),
-            )?))
+            let runner: Arc<dyn toolhost_toolsets::PluginRunner> = Arc::new(
+                crate::plugins::RuntimeRunner::new(runtime.clone(), data.clone(), user.clone()),
+            );
+            let secrets = |owner: String, name: String| match &store {
+                Some(store) => store.secret(owner, name),
+                None => crate::plugins::no_secrets(owner, name),
+            };
+            Some(Arc::new(
+                boot_registry(
+                    &config,
+                    catalog.shared(),
+                    &runtime.servers(),
+                    Some(crate::registry::PluginHost {
+                        runner,
+                        secrets: &secrets,
+                    }),
+                )
+                .await?,
+            ))
         } else {
             None
         };

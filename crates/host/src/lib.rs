@@ -26,6 +26,7 @@ mod host;
 mod mcp_servers;
 mod metrics;
 pub mod oauth;
+pub mod plugins;
 mod registry;
 mod routed_source;
 mod source;
@@ -46,7 +47,7 @@ pub use host::{CatalogView, Host, HostOptions, Persistence, check_exposure, tool
 pub use mcp_servers::McpServerError;
 pub use metrics::{CallMetrics, escape as prometheus_label};
 pub use oauth::{IssuerConfig, OAuthConfig};
-pub use registry::boot_registry;
+pub use registry::{PluginHost, boot_registry};
 pub use routed_source::RoutedSource;
 pub use source::{Change, Hints, ToolInfo, ToolSource};
 pub use tokens::{Tokens, hash_token, is_token_hash};

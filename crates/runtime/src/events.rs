@@ -79,6 +79,8 @@ pub enum ErrorKind {
     Quota,
     /// Its process exited with a failure status.
     Exit,
+    /// A Platypus plugin failed around the tool: its manifest, settings or factory.
+    Plugin,
 }
 
 impl ErrorKind {
@@ -93,6 +95,7 @@ impl ErrorKind {
             ErrorKind::Native => "native",
             ErrorKind::Quota => "quota",
             ErrorKind::Exit => "exit",
+            ErrorKind::Plugin => "plugin",
         }
     }
 }

@@ -33,6 +33,9 @@ pub(crate) struct ToolProcess<'a> {
     /// Read-write directories the process needs besides the user's view (a worker's
     /// socket directory), mounted at the given path.
     pub extra: Vec<(PathBuf, PathBuf)>,
+    /// Directories the process reads at their own paths (a plugin package and the
+    /// `node_modules` folders it resolves from).
+    pub read_only: Vec<PathBuf>,
 }
 
 /// Where tool processes start: with or without the sandbox.
@@ -94,6 +97,11 @@ impl Launcher {
                 target,
                 writable: true,
             })
+            .chain(p.read_only.into_iter().map(|dir| Mount {
+                source: dir.clone(),
+                target: dir,
+                writable: false,
+            }))
             .collect();
         let in_sandbox_terms = |e: SandboxError| sandbox_terms(e, &view, &extra, sandbox);
         let left = sandbox.admit(&p.space.home, &roots).await?;

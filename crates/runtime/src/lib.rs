@@ -23,9 +23,11 @@ mod home;
 mod launch;
 mod lines;
 mod local;
+mod local_plugin;
 mod native;
 mod node;
 mod overlap;
+mod plugin;
 mod process;
 mod redact;
 mod result;
@@ -43,6 +45,10 @@ pub use events::{ErrorKind, EventReceiver, EventSender, ExecutionEvent, channel 
 pub use executor::{Execution, ExecutionControl, Executor, Running, Waiting};
 pub use local::{LocalControl, LocalExecutor};
 pub use native::{NativeContext, NativeOutput, NativeTool, ToolError};
+pub use plugin::{
+    Backend, ClosersRan, DescribedPlugin, DescribedSet, DescribedTool, DescribedTools, PluginError,
+    PluginModule, PluginOp, PluginTool, PluginTurn, Skipped,
+};
 pub use redact::{REDACTED, Secrets};
 pub use result::{Stopped, ToolResult, cap_text, normalise, text_block};
 pub use runtime::{CallRequest, Runtime, ToolRef};

@@ -24,10 +24,10 @@ use crate::runtime::ToolRef;
 /// Runs calls on this host. [`crate::Runtime::new`] builds one; build it yourself to
 /// hand it to [`crate::Runtime::with_executor`] (to wrap it, say).
 pub struct LocalExecutor {
-    env: ToolEnv,
-    pool: Arc<NodePool>,
-    launcher: Launcher,
-    code: Arc<Code>,
+    pub(crate) env: ToolEnv,
+    pub(crate) pool: Arc<NodePool>,
+    pub(crate) launcher: Launcher,
+    pub(crate) code: Arc<Code>,
     python: PathBuf,
     bash: PathBuf,
     worker_scope: WorkerScope,
@@ -161,6 +161,7 @@ impl LocalExecutor {
                         WorkerScope::User => None,
                     },
                     network: self.network_for(tool),
+                    plugin: None,
                 };
                 let worker = self.pool.acquire(user, key, call.waiting).await?;
                 let (id, events) = worker.start_call(
@@ -170,12 +171,13 @@ impl LocalExecutor {
                     call.args,
                     call.secrets,
                     call.max_result_bytes,
+                    None,
                 );
                 Ok(Running {
                     control: LocalControl(Control::Worker {
                         worker,
                         id,
-                        tool: Arc::clone(tool),
+                        dir: tool.dir.clone(),
                         code: Arc::clone(&self.code),
                     }),
                     events,
@@ -252,6 +254,7 @@ impl Executor for LocalExecutor {
                 call.cancelled,
             )),
             ToolRef::Folder(tool) => self.start_folder(tool, &call).await,
+            ToolRef::Plugin(tool) => self.start_plugin(tool, &call).await,
         }
     }
 
@@ -283,15 +286,16 @@ fn reap_idle(pool: Weak<NodePool>, retire_after: Duration) {
 }
 
 /// The handle on a call running on this host.
-pub struct LocalControl(Control);
+pub struct LocalControl(pub(crate) Control);
 
 /// What runs one local call, and how to stop it: ask nicely, then kill.
-enum Control {
+pub(crate) enum Control {
     Worker {
         worker: Arc<Worker>,
         id: u64,
-        /// To re-check the tool's prepared code after it failed to load.
-        tool: Arc<toolhost_catalog::Tool>,
+        /// The tool folder or plugin package, to re-check its prepared code after it
+        /// failed to load.
+        dir: PathBuf,
         code: Arc<Code>,
     },
     /// A Python or Bash process (group).
@@ -321,13 +325,13 @@ impl ExecutionControl for LocalControl {
         if let Control::Worker {
             worker,
             id,
-            tool,
+            dir,
             code,
         } = &self.0
         {
             if failure == Some(ErrorKind::Load) {
                 // Re-check the transpile cache next time (it may have been cleared).
-                code.forget(&tool.dir, &worker.key.user);
+                code.forget(dir, &worker.key.user);
             }
             worker.finish(*id);
         }

@@ -85,6 +85,7 @@ pub(crate) async fn spawn(call: ProcessCall<'_>) -> Result<(i32, EventReceiver),
             network: call.network,
             per_call: true,
             extra: Vec::new(),
+            read_only: Vec::new(),
         })
         .await?;
     let (tx, rx) = crate::events::channel();

@@ -53,6 +53,25 @@ impl Secrets {
         Secrets { spellings, whole }
     }
 
+    /// Secrets that are not a call's arguments (a plugin's credentials).
+    pub fn from_values<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut secrets = Secrets::default();
+        secrets.add_values(values);
+        secrets
+    }
+
+    /// Adds `values` to redact.
+    pub fn add_values<'a>(&mut self, values: impl IntoIterator<Item = &'a str>) {
+        for v in values.into_iter().filter(|v| !v.is_empty()) {
+            if v.len() >= MIN_SECRET_LEN {
+                self.spellings.extend(spellings(v));
+            }
+            self.whole.push(Value::String(v.to_string()));
+        }
+        self.spellings.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        self.spellings.dedup();
+    }
+
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.spellings.is_empty() && self.whole.is_empty()

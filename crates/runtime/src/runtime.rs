@@ -27,6 +27,8 @@ pub enum ToolRef {
     Folder(Arc<toolhost_catalog::Tool>),
     /// A tool implemented in Rust.
     Native(Arc<dyn NativeTool>),
+    /// A tool of a Platypus plugin's tool set.
+    Plugin(Arc<crate::PluginTool>),
 }
 
 impl ToolRef {
@@ -35,6 +37,7 @@ impl ToolRef {
         match self {
             ToolRef::Folder(t) => &t.manifest.name,
             ToolRef::Native(t) => t.name(),
+            ToolRef::Plugin(t) => &t.name,
         }
     }
 
@@ -42,6 +45,7 @@ impl ToolRef {
         match self {
             ToolRef::Folder(t) => t.input_schema().clone(),
             ToolRef::Native(t) => t.input_schema(),
+            ToolRef::Plugin(t) => t.input_schema.clone(),
         }
     }
 
@@ -50,6 +54,7 @@ impl ToolRef {
         match self {
             ToolRef::Folder(t) => t.manifest.sensitive_inputs().map(str::to_string).collect(),
             ToolRef::Native(t) => t.sensitive_inputs(),
+            ToolRef::Plugin(_) => Vec::new(),
         }
     }
 
@@ -64,6 +69,7 @@ impl ToolRef {
                 t.name().to_string(),
                 *blake3::hash(t.input_schema().to_string().as_bytes()).as_bytes(),
             ),
+            ToolRef::Plugin(t) => ValidatorKey::Native(t.name.clone(), t.schema_hash),
         }
     }
 
@@ -71,7 +77,7 @@ impl ToolRef {
     fn own_timeouts(&self) -> (Option<Duration>, Option<Duration>) {
         match self {
             ToolRef::Folder(t) => (t.manifest.timeout, t.manifest.idle_timeout),
-            ToolRef::Native(_) => (None, None),
+            ToolRef::Native(_) | ToolRef::Plugin(_) => (None, None),
         }
     }
 }
@@ -288,7 +294,10 @@ async fn run<E: Executor>(
             return ToolResult::error(secrets.clean(&e.to_string()));
         }
     };
-    let secrets = Secrets::from_args(&args, sensitive.iter().map(String::as_str));
+    let mut secrets = Secrets::from_args(&args, sensitive.iter().map(String::as_str));
+    if let ToolRef::Plugin(t) = &req.tool {
+        secrets.add_values(t.module.secrets.iter().map(String::as_str));
+    }
     tracing::info!(tool = %name, call = call_id, user = %req.user.user, args = %args_for_log(&args, sensitive.iter().map(String::as_str)), "call");
 
     let (own_deadline, own_idle) = req.tool.own_timeouts();

@@ -193,4 +193,17 @@ impl Persistence for Persisted {
     fn call_log(&self) -> Arc<dyn CallLog> {
         Arc::new(self.queue.clone())
     }
+
+    fn secret(&self, owner: String, name: String) -> toolhost_host::plugins::SecretFuture {
+        let store = self.store.clone();
+        Box::pin(async move {
+            match store.secret(&owner, &name).await {
+                Ok(v) => v,
+                Err(e) => {
+                    tracing::warn!("reading secret `{name}` of `{owner}` from the store: {e}");
+                    None
+                }
+            }
+        })
+    }
 }

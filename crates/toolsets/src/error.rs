@@ -42,6 +42,26 @@ pub enum BootError {
         /// The newest supported.
         max: u32,
     },
+    /// A third-party (Platypus) plugin failed to load: its code, manifest or settings.
+    #[error("plugin `{plugin}` ({}): {message}", entry.display())]
+    ThirdParty {
+        /// Its manifest's name, or how `TOOLHOST_PLUGINS` named it.
+        plugin: String,
+        /// Its entry file.
+        entry: PathBuf,
+        /// What went wrong, in the loader's words.
+        message: String,
+    },
+    /// Two plugins have one name.
+    #[error("two plugins are named `{plugin}`: {first} and {second}")]
+    DuplicatePlugin {
+        /// The name.
+        plugin: String,
+        /// Where the first comes from.
+        first: String,
+        /// Where the second comes from.
+        second: String,
+    },
     /// Two contributions use one tool-set id.
     #[error("tool set id `{id}` is contributed twice: by {first} and by {second}")]
     DuplicateSetId {

@@ -21,6 +21,7 @@ mod lucide;
 mod names;
 mod native;
 mod owner;
+mod platypus;
 mod plugin;
 mod registry;
 mod resolve;
@@ -39,11 +40,15 @@ pub use lucide::is_lucide_icon;
 pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
 pub use native::{typed_tool, undescribed_properties};
 pub use owner::Owner;
+pub use platypus::{
+    PLATYPUS_API_WINDOW, PluginFuture, PluginRunner, ThirdParty, load as load_third_party,
+    manifest_name,
+};
 pub use plugin::{
     CorePlugins, Gating, LoadError, Loader, MIN_PLUGIN_API_VERSION, PLUGIN_API_VERSION, Plugin,
     PluginSettings, SettingsError, settings,
 };
-pub use registry::{BootOptions, PluginInfo, Registry, SetEntry};
+pub use registry::{BootOptions, PluginInfo, Registry, SetEntry, ThirdPartyPlugin};
 pub use resolve::{Claim, Collision, Excluded, ResolveError, ResolvedTool, Turn, Warning};
 pub use tool::{Annotations, Tool, ToolMap, fingerprint};
 pub use toolhost_runtime::ToolError;

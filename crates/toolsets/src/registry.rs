@@ -34,8 +34,15 @@ pub struct PluginInfo {
     pub version: Option<String>,
     /// The plugin API version it targets (unknown when it was not loaded).
     pub api_version: Option<u32>,
-    /// Where it comes from (`core`).
+    /// Where it comes from: `core` (Toolhost's own) or `third-party` (a Platypus plugin
+    /// package named in `TOOLHOST_PLUGINS`).
     pub origin: &'static str,
+    /// A third-party plugin's entry file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<std::path::PathBuf>,
+    /// What boot noticed: tools left out and why, contributions that are not tool sets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// How it came to be loaded, or not.
     pub gating: Gating,
     /// The ids of the sets it contributes.
@@ -54,6 +61,21 @@ pub struct BootOptions {
     /// External sources, already built and checked by their own crate (the MCP servers
     /// of `[mcp_servers]`): granted by name, listed per turn.
     pub external: Vec<Arc<dyn ExternalSource>>,
+    /// Third-party plugins, loaded (see [`crate::load_third_party`]), each with how
+    /// `TOOLHOST_PLUGINS` named it, its entry file and boot's notes.
+    pub third_party: Vec<ThirdPartyPlugin>,
+}
+
+/// A third-party plugin as boot takes it.
+pub struct ThirdPartyPlugin {
+    /// Its manifest and tool sets.
+    pub plugin: Plugin,
+    /// How `TOOLHOST_PLUGINS` named it.
+    pub spec: String,
+    /// Its entry file.
+    pub entry: std::path::PathBuf,
+    /// What loading it noticed.
+    pub notes: Vec<String>,
 }
 
 /// Every tool set known after boot, the loaded plugins, icons and external sources.
@@ -73,7 +95,15 @@ impl Registry {
     /// Loads and checks everything. Boot is strict: any problem is an error naming the
     /// plugin, root or server at fault.
     pub fn boot(core: CorePlugins, options: BootOptions) -> Result<Registry, BootError> {
-        let listed = parse_enabled(options.enabled.as_deref());
+        let third_party_specs: Vec<&str> = options
+            .third_party
+            .iter()
+            .map(|t| t.spec.as_str())
+            .collect();
+        let listed: Vec<String> = parse_enabled(options.enabled.as_deref())
+            .into_iter()
+            .filter(|n| !third_party_specs.contains(&n.as_str()))
+            .collect();
         let known = || core.names().collect::<Vec<_>>().join(", ");
         for name in &listed {
             if core.loader(name).is_none() {
@@ -88,8 +118,31 @@ impl Registry {
                 });
             }
         }
+        for t in &options.third_party {
+            let name = &t.plugin.name;
+            if core.loader(name).is_some() {
+                return Err(BootError::DuplicatePlugin {
+                    plugin: name.clone(),
+                    first: "a core plugin".into(),
+                    second: t.entry.display().to_string(),
+                });
+            }
+            if let Some(other) = options
+                .third_party
+                .iter()
+                .find(|o| o.plugin.name == *name && o.spec != t.spec)
+            {
+                return Err(BootError::DuplicatePlugin {
+                    plugin: name.clone(),
+                    first: other.entry.display().to_string(),
+                    second: t.entry.display().to_string(),
+                });
+            }
+        }
         for name in options.config.plugins.keys() {
-            if core.loader(name).is_none() {
+            if core.loader(name).is_none()
+                && !options.third_party.iter().any(|t| t.plugin.name == *name)
+            {
                 return Err(BootError::UnknownSettings {
                     plugin: name.clone(),
                 });
@@ -110,6 +163,8 @@ impl Registry {
                     version: None,
                     api_version: None,
                     origin: "core",
+                    entry: None,
+                    notes: Vec::new(),
                     gating: Gating::Disabled,
                     tool_sets: Vec::new(),
                 });
@@ -134,10 +189,33 @@ impl Registry {
                 version: Some(plugin.version.clone()),
                 api_version: Some(plugin.api_version),
                 origin: "core",
+                entry: None,
+                notes: Vec::new(),
                 gating,
                 tool_sets: plugin.tool_sets.iter().map(|s| s.id.clone()).collect(),
             });
             for set in plugin.tool_sets {
+                add_set(&mut sets, &mut order, set, owner.clone())?;
+            }
+        }
+        for t in options.third_party {
+            let owner = Owner::Plugin {
+                name: t.plugin.name.clone(),
+            };
+            for note in &t.notes {
+                tracing::warn!(plugin = %t.plugin.name, "{note}");
+            }
+            plugins.push(PluginInfo {
+                name: t.plugin.name.clone(),
+                version: Some(t.plugin.version.clone()),
+                api_version: Some(t.plugin.api_version),
+                origin: "third-party",
+                entry: Some(t.entry),
+                notes: t.notes,
+                gating: Gating::Enabled,
+                tool_sets: t.plugin.tool_sets.iter().map(|s| s.id.clone()).collect(),
+            });
+            for set in t.plugin.tool_sets {
                 add_set(&mut sets, &mut order, set, owner.clone())?;
             }
         }
@@ -323,7 +401,13 @@ fn add_set(
     set: ToolSet,
     owner: Owner,
 ) -> Result<(), BootError> {
-    if !is_valid_set_id(&set.id) {
+    // A third-party plugin's sets are namespaced as Platypus does: `PLUGIN.SET`.
+    let namespaced = matches!(owner, Owner::Plugin { .. })
+        && set
+            .id
+            .split_once('.')
+            .is_some_and(|(p, s)| is_valid_set_id(p) && is_valid_set_id(s));
+    if !is_valid_set_id(&set.id) && !namespaced {
         return Err(BootError::InvalidSetId { owner, id: set.id });
     }
     if let Tools::Static(map) = &set.tools {

@@ -99,7 +99,7 @@ impl ResolvedTool {
     pub fn title(&self) -> String {
         match self.tool.target() {
             ToolRef::Folder(t) => t.manifest.label.clone(),
-            ToolRef::Native(_) => self.name.clone(),
+            ToolRef::Native(_) | ToolRef::Plugin(_) => self.name.clone(),
         }
     }
 

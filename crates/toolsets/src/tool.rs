@@ -141,6 +141,7 @@ impl Tool {
         match &self.0.target {
             ToolRef::Folder(t) => t.manifest.description.clone(),
             ToolRef::Native(t) => t.description().to_string(),
+            ToolRef::Plugin(t) => t.description.clone(),
         }
     }
 
@@ -149,6 +150,7 @@ impl Tool {
         match &self.0.target {
             ToolRef::Folder(t) => t.input_schema().clone(),
             ToolRef::Native(t) => t.input_schema(),
+            ToolRef::Plugin(t) => t.input_schema.clone(),
         }
     }
 

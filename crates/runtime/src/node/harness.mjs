@@ -1,12 +1,14 @@
 // Toolhost's Node.js worker: loads tool entry files and runs their `execute` for the host.
 //
-// argv: <transpile cache dir> <unix socket path>. The host listens on the socket and
+// argv: <transpile cache dir> <unix socket path> [plugin]. The host listens on the socket and
 // accepts exactly this process's connection. Frames in both directions are a 4-byte
 // big-endian length and a UTF-8 JSON object whose first field is `type`. The messages
 // are typed on the host's side in `protocol.rs`, which reads them strictly (an unknown
 // type, field or error kind stops the worker) and whose tests check this file against
 // them:
-//   host → worker: {type:'call', id, entry, version, toolCallId, params, maxText}
+//   host → worker: {type:'call', id, entry, version, toolCallId, params, maxText, plugin?}
+//                  (`plugin`: {op, settings, set?, tool?, turn?, ctx?}, an operation of the
+//                  Platypus plugin whose entry file is `entry`: see plugins.mjs)
 //                  {type:'cancel', id}
 //   worker → host: {type:'ready', pid, node}
 //                  {type:'progress', id, content}
@@ -14,7 +16,7 @@
 //                                                         when no call can be tied to it)
 //                  {type:'result', id, truncated, originalLength?, value}  (what execute returned)
 //                  {type:'error', id, kind, message, stack?}  (kind: load, export, cancelled,
-//                                                         throw, serialize)
+//                                                         throw, serialize, plugin)
 // The socket, unlike inherited fds, is close-on-exec: processes a tool spawns never see it.
 
 import { register } from 'node:module';
@@ -23,8 +25,12 @@ import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import net from 'node:net';
 
-const [cacheDir, socketPath] = process.argv.splice(2, 2);
-register(new URL('./hooks.mjs', import.meta.url), { data: { cacheDir } });
+const [cacheDir, socketPath, mode] = process.argv.splice(2, process.argv.length - 2);
+// A worker for a Platypus plugin resolves modules as Node.js does, plus Toolhost's copies of
+// the plugin SDK, `ai` and `zod` for a plugin that lacks its own.
+const pluginMode = mode === 'plugin';
+register(new URL('./hooks.mjs', import.meta.url), { data: { cacheDir, plugins: pluginMode } });
+let plugins = null;
 
 const MAX_LOG = 8 * 1024;
 const MAX_LOGS_PER_CALL = 1000;
@@ -160,9 +166,14 @@ function describe(error) {
 
 // The common path (module already loaded) creates as few promises as it can: with
 // AsyncLocalStorage on Node.js 20, every promise costs an async hook.
-function runCall({ id, entry, version, toolCallId, params, maxText }) {
+function runCall(message) {
+  const { id, entry, version, toolCallId, params, maxText } = message;
   const call = { controller: new AbortController(), pending: null, timer: null, lastSent: 0, logs: 0, done: false };
   calls.set(id, call);
+  if (message.plugin) {
+    runPlugin(id, call, message);
+    return;
+  }
   const key = `${entry}?v=${version}`;
   const mod = modules.get(key);
   if (mod) {
@@ -208,6 +219,28 @@ function startExecute(id, call, mod, toolCallId, params, maxText) {
     // A thenable whose `then` throws.
     finish(id, call, { type: 'error', id, kind: 'throw', ...describe(e) });
   }
+}
+
+// A Platypus plugin's operation (plugins.mjs): loading it, a factory, closers, a tool.
+function runPlugin(id, call, message) {
+  if (!pluginMode) {
+    finish(id, call, { type: 'error', id, kind: 'plugin', message: 'this worker does not run plugins', stack: '' });
+    return;
+  }
+  const started = plugins ?? import('./plugins.mjs').then((m) => {
+    m.setCapture(capture);
+    return m;
+  });
+  plugins = started;
+  als.run(id, () =>
+    started.then((m) => m.run(message, call.controller.signal, onUpdateFor(id, call))),
+  ).then(
+    (value) => finish(id, call, null, () => sendResult(id, value, message.maxText)),
+    (e) => {
+      const kind = e?.kind === undefined ? 'throw' : e.kind === 'load' ? 'load' : 'plugin';
+      finish(id, call, { type: 'error', id, kind, ...describe(e) });
+    },
+  );
 }
 
 // Ends a call: the last progress first, then the error or the result.

@@ -10,6 +10,13 @@
 // - .js files of a tool folder are ES modules (tools use `export`), whatever Node's
 //   package.json lookup would say; node_modules keep Node's normal rules.
 // - Relative imports may omit the extension or name `.js` for a `.ts` file, as tsc allows.
+//
+// In a worker that runs a Platypus plugin (`plugins` in the data), a plugin package is not
+// a tool folder: its .js files follow Node's rules (CommonJS or ES module by package.json),
+// no version is appended (a fresh worker serves each code version), and what the plugin
+// cannot resolve itself is supplied: `@platypuschat/plugin-sdk` (not published on npm)
+// always, unless the plugin ships its own copy; `ai`, `@ai-sdk/*` and `zod` from the copies
+// vendored beside this file. The plugin's own copies always win.
 
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -17,9 +24,21 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 let cacheDir = '';
+let plugins = false;
+let vendored = null;
 
 export async function initialize(data) {
   cacheDir = data.cacheDir;
+  plugins = Boolean(data.plugins);
+  if (plugins) {
+    const map = JSON.parse(await readFile(new URL('./vendor/packages.json', import.meta.url), 'utf8'));
+    vendored = new Map(Object.entries(map.entries).map(([s, f]) => [s, new URL(`./vendor/${f}`, import.meta.url).href]));
+    vendored.set('@platypuschat/plugin-sdk', new URL('./plugin-sdk.mjs', import.meta.url).href);
+  }
+}
+
+function supplied(specifier) {
+  return vendored?.get(specifier) ?? null;
 }
 
 const TS = /\.(ts|mts|cts|tsx)$/;
@@ -51,6 +70,7 @@ function alternatives(specifier) {
 }
 
 export async function resolve(specifier, context, nextResolve) {
+  if (plugins) return resolvePlugin(specifier, context, nextResolve);
   const parent = context.parentURL;
   const version = parent && ownCode(parent) ? versionOf(parent) : null;
   try {
@@ -69,20 +89,33 @@ export async function resolve(specifier, context, nextResolve) {
   }
 }
 
+async function resolvePlugin(specifier, context, nextResolve) {
+  try {
+    return await nextResolve(specifier, context);
+  } catch (error) {
+    const copy = supplied(specifier);
+    if (copy && error?.code === 'ERR_MODULE_NOT_FOUND') return { url: copy, format: 'module', shortCircuit: true };
+    const relative = specifier.startsWith('./') || specifier.startsWith('../');
+    if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !relative) throw error;
+    for (const candidate of alternatives(specifier)) {
+      try {
+        return await nextResolve(candidate, context);
+      } catch {
+        // try the next spelling
+      }
+    }
+    throw error;
+  }
+}
+
 export async function load(url, context, nextLoad) {
+  if (plugins) {
+    if (ownCode(url) && TS.test(fileURLToPath(url.split('?')[0]))) return transpiled(url);
+    return nextLoad(url, context);
+  }
   if (ownCode(url)) {
     const path = fileURLToPath(url.split('?')[0]);
-    if (TS.test(path)) {
-      const source = await readFile(path);
-      const digest = createHash('sha256').update(source).digest('hex');
-      let js;
-      try {
-        js = await readFile(join(cacheDir, `${digest}.js`), 'utf8');
-      } catch {
-        throw new Error(`toolhost: ${path} changed after it was transpiled; call the tool again`);
-      }
-      return { format: 'module', source: js, shortCircuit: true };
-    }
+    if (TS.test(path)) return transpiled(url);
     if (TOOL_JS.test(path)) {
       // Served from the cache when Toolhost prepared it (to define __dirname and friends),
       // else as it is.
@@ -93,4 +126,17 @@ export async function load(url, context, nextLoad) {
     }
   }
   return nextLoad(url, context);
+}
+
+async function transpiled(url) {
+  const path = fileURLToPath(url.split('?')[0]);
+  const source = await readFile(path);
+  const digest = createHash('sha256').update(source).digest('hex');
+  let js;
+  try {
+    js = await readFile(join(cacheDir, `${digest}.js`), 'utf8');
+  } catch {
+    throw new Error(`toolhost: ${path} changed after it was transpiled; call the tool again`);
+  }
+  return { format: 'module', source: js, shortCircuit: true };
 }

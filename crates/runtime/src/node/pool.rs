@@ -33,6 +33,16 @@ pub(crate) struct WorkerKey {
     pub tool: Option<PathBuf>,
     /// Whether its sandbox has the network.
     pub network: bool,
+    /// Set for a worker that runs a Platypus plugin (`tool` is its package folder).
+    pub plugin: Option<PluginKey>,
+}
+
+/// What makes a plugin's worker its own: the code version it loaded (an edit needs a fresh
+/// worker) and the folders its sandbox shows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct PluginKey {
+    pub version: String,
+    pub mounts: Vec<PathBuf>,
 }
 
 #[derive(Default)]

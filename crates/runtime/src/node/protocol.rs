@@ -60,6 +60,10 @@ pub(crate) struct CallMessage<'a> {
     pub params: &'a Value,
     /// Most characters of text the result may carry; the worker cuts above it early.
     pub max_text: usize,
+    /// An operation of the Platypus plugin whose entry file `entry` is, instead of a tool
+    /// folder's `execute`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<crate::plugin::PluginMessage<'a>>,
 }
 
 /// Worker → host. Deserialised by hand, `type` first, so a large result streams into
@@ -226,17 +230,20 @@ pub(crate) enum WorkerErrorKind {
     Throw,
     /// Its return value cannot be turned into JSON.
     Serialize,
+    /// A Platypus plugin failed around the tool (manifest, settings, factory).
+    Plugin,
 }
 
 impl WorkerErrorKind {
     /// Every kind (for the harness check).
     #[cfg(test)]
-    pub(crate) const ALL: [WorkerErrorKind; 5] = [
+    pub(crate) const ALL: [WorkerErrorKind; 6] = [
         WorkerErrorKind::Load,
         WorkerErrorKind::Export,
         WorkerErrorKind::Cancelled,
         WorkerErrorKind::Throw,
         WorkerErrorKind::Serialize,
+        WorkerErrorKind::Plugin,
     ];
 }
 
@@ -248,6 +255,7 @@ impl From<WorkerErrorKind> for ErrorKind {
             WorkerErrorKind::Cancelled => ErrorKind::Cancelled,
             WorkerErrorKind::Throw => ErrorKind::Throw,
             WorkerErrorKind::Serialize => ErrorKind::Serialize,
+            WorkerErrorKind::Plugin => ErrorKind::Plugin,
         }
     }
 }

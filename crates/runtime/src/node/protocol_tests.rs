@@ -209,6 +209,7 @@ async fn a_conversation_with_the_real_harness_uses_only_typed_messages() {
             network: false,
             per_call: false,
             extra: Vec::new(),
+            read_only: Vec::new(),
         })
         .await
         .unwrap();

@@ -135,6 +135,7 @@ impl Worker {
                         Arg::Path(transpiled),
                         Arg::Path(socket.clone()),
                     ])
+                    .chain(key.plugin.as_ref().map(|_| Arg::Text("plugin".into())))
                     .collect(),
                 cwd: &space.home,
                 space,
@@ -144,6 +145,11 @@ impl Worker {
                 network,
                 per_call: false,
                 extra: vec![(socket_dir.clone(), PathBuf::from(SOCKET_DIR_INSIDE))],
+                read_only: key
+                    .plugin
+                    .as_ref()
+                    .map(|p| p.mounts.clone())
+                    .unwrap_or_default(),
             })
             .await?;
         // Until the worker is ready, dropping this start (the call's deadline or its
@@ -296,6 +302,7 @@ impl Worker {
         params: &Value,
         secrets: &Secrets,
         max_text: usize,
+        plugin: Option<crate::plugin::PluginMessage<'_>>,
     ) -> (u64, EventReceiver) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.secrets.call_started(id, secrets);
@@ -317,6 +324,7 @@ impl Worker {
             tool_call_id,
             params,
             max_text,
+            plugin,
         });
         if let Err(e) = self.send(&call) {
             let _ = tx.send(ExecutionEvent::Died(format!(

@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         options.store = persisted
             .clone()
             .map(|p| Arc::new(p) as Arc<dyn toolhost_host::Persistence>);
-        let host = Host::boot(options)?;
+        let host = Host::boot(options).await?;
         let found = host
             .catalog()
             .read()

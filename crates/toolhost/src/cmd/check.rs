@@ -100,10 +100,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
         })
         .collect();
     let config = ConfigFile::load(args.config.as_deref())?;
-    let (wrench, unknown, boot_error) = match crate::registry::boot(&config, roots) {
-        Ok(registry) => (registry.wrench_tools(), registry.unknown_icons(), None),
-        Err(e) => (Vec::new(), Vec::new(), Some(e)),
-    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let (wrench, unknown, boot_error) = rt.block_on(async {
+        match crate::registry::boot(&config, roots, None, None).await {
+            Ok(registry) => {
+                let found = (registry.wrench_tools(), registry.unknown_icons(), None);
+                registry.shutdown().await;
+                found
+            }
+            Err(e) => (Vec::new(), Vec::new(), Some(e)),
+        }
+    });
     // A tool folder's whole root boots with it: name only the tools that were checked.
     let checked: std::collections::HashSet<&str> = report
         .folders

@@ -31,7 +31,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     let diagnosis = rt.block_on(async {
-        let registry = args.host.boot()?;
+        let registry = args.host.boot().await?;
         let diagnosis = registry.doctor(&args.agent, &args.tool, &req).await;
         registry.shutdown().await;
         anyhow::Ok(diagnosis)

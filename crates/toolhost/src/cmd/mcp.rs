@@ -52,7 +52,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         options.store = persisted
             .clone()
             .map(|p| Arc::new(p) as Arc<dyn toolhost_host::Persistence>);
-        let host = Host::boot(options)?;
+        let host = Host::boot(options).await?;
         if let (Some(p), Some(_)) = (&persisted, &args.agent) {
             serve_stored_servers(&host, p.store()).await?;
         }

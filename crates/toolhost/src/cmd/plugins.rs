@@ -62,7 +62,18 @@ fn view(e: &SetEntry) -> SetView {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let registry = args.host.boot()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let registry = args.host.boot().await?;
+        let code = report(&registry, args.json);
+        registry.shutdown().await;
+        code
+    })
+}
+
+fn report(registry: &toolhost_toolsets::Registry, json: bool) -> Result<ExitCode> {
     let report = Report {
         plugins: registry.plugins(),
         tool_sets: registry.tool_sets().map(view).collect(),
@@ -75,7 +86,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             })
             .collect(),
     };
-    if args.json {
+    if json {
         print_json(&report)?;
     } else {
         print_text(&report);
@@ -91,6 +102,12 @@ fn print_text(report: &Report) {
                 println!("{} {v} ({}, {gating}, plugin API v{api})", p.name, p.origin)
             }
             _ => println!("{} ({}, {gating})", p.name, p.origin),
+        }
+        if let Some(entry) = &p.entry {
+            println!("  from {}", entry.display());
+        }
+        for note in &p.notes {
+            println!("  note: {note}");
         }
         for id in &p.tool_sets {
             if let Some(set) = report.tool_sets.iter().find(|s| &s.id == id) {

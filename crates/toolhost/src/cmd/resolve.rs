@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let registry = args.host.boot()?;
+        let registry = args.host.boot().await?;
         let turn = registry.resolve(&args.agent, &req).await?;
         if args.json {
             let tools: Vec<ToolView> = turn

@@ -104,7 +104,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let bound = listener.local_addr()?;
         let public_url = &mut options.config.serve.public_url;
         public_url.get_or_insert_with(|| format!("http://{bound}"));
-        let host = Arc::new(Host::boot(options)?);
+        let host = Arc::new(Host::boot(options).await?);
         if let Some(store) = &store {
             crate::store_args::serve_stored_servers(&host, store.store()).await?;
         }
