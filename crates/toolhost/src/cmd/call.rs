@@ -1,4 +1,4 @@
-//! `toolhost call NAME [--args JSON] [KEY=VALUE ...] [--json] [--timeout SECS]`
+//! `toolhost call NAME [--agent ID] [--args JSON] [KEY=VALUE ...] [--json] [--timeout SECS]`
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -18,6 +18,10 @@ use crate::store_args::{close_persisted, named_persisted};
 pub struct Args {
     /// The tool to call.
     name: String,
+    /// Call it as this agent's tool (`[agents.ID]` or a stored agent): among the tools its
+    /// tool sets give it this turn (plugins' and MCP servers' too), instead of the catalog.
+    #[arg(long, value_name = "ID")]
+    agent: Option<String>,
     /// Parameters as `KEY=VALUE` (a string; numbers and booleans are coerced to the
     /// tool's schema) or `KEY:=JSON` (any JSON value).
     #[arg(value_name = "KEY=VALUE")]
@@ -64,7 +68,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         roots: args.catalog.roots()?,
         data: args.catalog.data.clone(),
         user: Some(user.user),
-        tool_sets: false,
+        tool_sets: args.agent.is_some(),
         watch: false,
         store: None,
     };
@@ -78,18 +82,37 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .clone()
             .map(|p| Arc::new(p) as Arc<dyn toolhost_host::Persistence>);
         let host = Host::boot(options).await?;
-        let found = host
-            .catalog()
-            .read()
-            .get(&args.name)
-            .map(|t| Arc::clone(&t.tool));
-        let Some(tool) = found else {
-            let hint = did_you_mean(&host, &args.name);
-            host.shutdown().await;
-            bail!("{hint}");
-        };
         let caller = host.default_caller().clone();
-        let target = Target::new(ToolRef::Folder(tool));
+        // As an agent: this turn's tools; the turn ends (its closers run) after the call.
+        let mut turn = None;
+        let target = match &args.agent {
+            Some(agent) => {
+                let found = agent_target(&host, agent, caller.user(), &args.name).await;
+                match found {
+                    Ok((target, t)) => {
+                        turn = Some(t);
+                        target
+                    }
+                    Err(e) => {
+                        host.shutdown().await;
+                        return Err(e);
+                    }
+                }
+            }
+            None => {
+                let found = host
+                    .catalog()
+                    .read()
+                    .get(&args.name)
+                    .map(|t| Arc::clone(&t.tool));
+                let Some(tool) = found else {
+                    let hint = did_you_mean(&host, &args.name);
+                    host.shutdown().await;
+                    bail!("{hint}");
+                };
+                Target::new(ToolRef::Folder(tool))
+            }
+        };
         let mut trace = CallTrace::begin(
             host.call_log(),
             &caller,
@@ -119,6 +142,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         status.clear();
         trace.finish(&result);
         drop(trace);
+        if let Some(turn) = turn {
+            let report = turn.end().await;
+            for (set, e) in &report.failed {
+                eprintln!("warning: a closer of tool set `{set}` failed: {e}");
+            }
+            for set in &report.timed_out {
+                eprintln!("warning: the closers of tool set `{set}` did not finish in time");
+            }
+        }
         host.shutdown().await;
         close_persisted(persisted).await;
         let mut out = std::io::stdout().lock();
@@ -145,6 +177,41 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 /// "No tool named …", with the nearest name in the catalog.
+/// Tool `name` of `agent`'s turn for `user` now, and the turn (to end after the call).
+async fn agent_target(
+    host: &Host,
+    agent: &str,
+    user: &str,
+    name: &str,
+) -> Result<(Target, toolhost_toolsets::Turn)> {
+    let Some(config) = host.agents().agent(agent).await? else {
+        bail!(
+            "no agent `{agent}`: toolhost.toml has no [agents.{agent}], and no stored agent has that id"
+        );
+    };
+    let Some(turn) = host.agent_turn(agent, &config, user, None, None).await else {
+        bail!("this host serves no tool sets");
+    };
+    for w in &turn.warnings {
+        eprintln!("warning: {}: {}", w.source, w.message);
+    }
+    match turn.tool(name) {
+        Some(t) => Ok((t.target(), turn)),
+        None => {
+            let names: Vec<String> = turn.tools.iter().map(|t| t.name.clone()).collect();
+            turn.end().await;
+            bail!(
+                "agent `{agent}` has no tool `{name}` this turn (it has: {})",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )
+        }
+    }
+}
+
 fn did_you_mean(host: &Host, name: &str) -> String {
     let catalog = host.catalog().read();
     let mut names: Vec<&str> = catalog
