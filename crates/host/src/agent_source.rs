@@ -211,6 +211,7 @@ mod tests {
                     },
                 )],
                 external: Vec::new(),
+                third_party: Vec::new(),
             },
         )
         .unwrap();

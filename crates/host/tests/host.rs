@@ -47,7 +47,9 @@ async fn a_folder_tool_keeps_its_label_from_every_source() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("greetings");
     tool(&root, "say_hello", "Say hello");
-    let host = Host::boot(options(&root, &dir.path().join("data"), AGENT)).unwrap();
+    let host = Host::boot(options(&root, &dir.path().join("data"), AGENT))
+        .await
+        .unwrap();
     let caller = host.default_caller().clone();
     assert_eq!(caller.user(), "ada@example.com");
 
@@ -82,10 +84,10 @@ async fn boot_names_what_is_wrong() {
     // A user name that would name another folder never reaches the catalog or runtime.
     let mut bad_user = options(&root, &data, AGENT);
     bad_user.user = Some("../etc".into());
-    let e = Host::boot(bad_user).err().unwrap();
+    let e = Host::boot(bad_user).await.err().unwrap();
     assert!(matches!(e, HostError::Catalog(_)), "{e}");
 
-    let host = Host::boot(options(&root, &data, AGENT)).unwrap();
+    let host = Host::boot(options(&root, &data, AGENT)).await.unwrap();
     let e = host.agent_source("nobody").await.err().unwrap();
     assert!(
         matches!(e, HostError::UnknownAgent(ref a) if a == "nobody"),
@@ -100,7 +102,7 @@ async fn boot_names_what_is_wrong() {
     // Without booting the tool sets there is no agent to serve.
     let mut catalog_only = options(&root, &data, AGENT);
     catalog_only.tool_sets = false;
-    let host = Host::boot(catalog_only).unwrap();
+    let host = Host::boot(catalog_only).await.unwrap();
     assert!(matches!(
         host.agent_source("helper").await.err().unwrap(),
         HostError::UnknownAgent(_)

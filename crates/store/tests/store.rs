@@ -1221,6 +1221,7 @@ async fn a_host_with_a_store_serves_stored_agents_and_accepts_stored_tokens() {
                 QueueOptions::default(),
             ))),
         })
+        .await
         .unwrap();
         assert_eq!(host.agents().agent_ids().await.unwrap(), ["stored"]);
         let caller = host

@@ -113,6 +113,7 @@ async fn run(text: &str) -> Result<String, Box<dyn std::error::Error>> {
             config,
             extra_sets: Vec::new(),
             external: Vec::new(),
+            third_party: Vec::new(),
         },
     )?;
 

@@ -166,12 +166,11 @@ function describe(error) {
 
 // The common path (module already loaded) creates as few promises as it can: with
 // AsyncLocalStorage on Node.js 20, every promise costs an async hook.
-function runCall(message) {
-  const { id, entry, version, toolCallId, params, maxText } = message;
+function runCall({ id, entry, version, toolCallId, params, maxText, plugin }) {
   const call = { controller: new AbortController(), pending: null, timer: null, lastSent: 0, logs: 0, done: false };
   calls.set(id, call);
-  if (message.plugin) {
-    runPlugin(id, call, message);
+  if (plugin) {
+    runPlugin(id, call, { entry, toolCallId, params, maxText, plugin });
     return;
   }
   const key = `${entry}?v=${version}`;

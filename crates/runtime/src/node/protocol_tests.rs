@@ -70,6 +70,8 @@ fn the_harness_sends_exactly_the_worker_kinds_and_handles_exactly_the_host_kinds
 }
 
 fn sample_call(params: &Value) -> CallMessage<'_> {
+    static OP: crate::plugin::PluginOp = crate::plugin::PluginOp::Load;
+    static SETTINGS: Value = Value::Null;
     CallMessage {
         id: 7,
         entry: Path::new("/tools/x/index.ts"),
@@ -77,6 +79,10 @@ fn sample_call(params: &Value) -> CallMessage<'_> {
         tool_call_id: "call_1",
         params,
         max_text: 100,
+        plugin: Some(crate::plugin::PluginMessage {
+            op: crate::plugin::PluginCallOp::Op(&OP),
+            settings: &SETTINGS,
+        }),
     }
 }
 
@@ -229,8 +235,11 @@ async fn a_conversation_with_the_real_harness_uses_only_typed_messages() {
         (&slow, json!({})),
         (&exports, json!({})),
         (&missing, json!({})),
+        (&tool, json!({})),
     ];
     let mut frames = Vec::new();
+    // The last call asks a tool folder's worker for a plugin operation: a plugin error.
+    let plugin_op = crate::plugin::PluginOp::Load;
     for (n, (entry, params)) in calls.iter().enumerate() {
         let message = HostMessage::Call(CallMessage {
             id: n as u64 + 1,
@@ -239,6 +248,10 @@ async fn a_conversation_with_the_real_harness_uses_only_typed_messages() {
             tool_call_id: "call_x",
             params,
             max_text: 1000,
+            plugin: (n + 1 == calls.len()).then(|| crate::plugin::PluginMessage {
+                op: crate::plugin::PluginCallOp::Op(&plugin_op),
+                settings: &Value::Null,
+            }),
         });
         frames.push(frame::encode(&message).unwrap());
     }

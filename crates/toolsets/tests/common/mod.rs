@@ -56,6 +56,7 @@ pub fn boot_with(core: CorePlugins, config: ToolsetsConfig, extra: Vec<ToolSet>)
                 })
                 .collect(),
             external: Vec::new(),
+            third_party: Vec::new(),
         },
     )
     .unwrap()
