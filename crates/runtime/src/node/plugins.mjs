@@ -83,72 +83,70 @@ function safeJson(v) {
 
 // --- loading -----------------------------------------------------------------------
 
-/** Platypus's manifest rules, with its messages prefixed by what was named. */
+/**
+ * Platypus's manifest rules. Messages say what is wrong and with what value; the host
+ * prefixes them with the plugin's name and entry file.
+ */
 function checkManifest(entry, mod) {
-  const where = `the plugin at ${entry}`;
+  const fail = (message) => {
+    throw new PluginError('manifest', message);
+  };
   if (!mod || typeof mod !== 'object' || !('plugin' in mod)) {
     const hint = mod && 'default' in mod ? ' (it has only a default export; Platypus reads the named export `plugin`)' : '';
-    throw new PluginError('manifest', `${where} must export a named \`plugin\`${hint}`);
+    fail(`the module must export a named \`plugin\`${hint}`);
   }
   const p = mod.plugin;
-  if (!p || typeof p !== 'object') throw new PluginError('manifest', `${where}: \`plugin\` must be an object`);
+  if (!p || typeof p !== 'object') fail('`plugin` must be an object');
   const name = typeof p.name === 'string' ? p.name : '';
-  const named = name ? `plugin "${name}" (${entry})` : where;
-  if (!name.trim()) throw new PluginError('manifest', `${where}: plugin.name must be a non-empty string`);
-  if (typeof p.version !== 'string' || !p.version.trim()) {
-    throw new PluginError('manifest', `${named}: plugin.version must be a non-empty string`);
-  }
+  if (!name.trim()) fail('plugin.name must be a non-empty string');
+  if (typeof p.version !== 'string' || !p.version.trim()) fail('plugin.version must be a non-empty string');
   if (!SLUG.test(name) || name.length > MAX_NAME) {
-    throw new PluginError(
-      'manifest',
-      `${named}: a third-party plugin's name must be a slug (lowercase letters, digits and single dashes: ^[a-z0-9]+(-[a-z0-9]+)*$) of at most ${MAX_NAME} characters`,
+    fail(
+      `its name "${name}" is not a valid third-party plugin name: a slug (lowercase letters, digits and single dashes: ^[a-z0-9]+(-[a-z0-9]+)*$) of at most ${MAX_NAME} characters`,
     );
   }
   if (!Number.isInteger(p.apiVersion) || p.apiVersion < 1) {
-    throw new PluginError('manifest', `${named}: plugin.apiVersion must be a positive integer (found ${safeJson(p.apiVersion)})`);
+    fail(`plugin.apiVersion must be a positive integer (found ${safeJson(p.apiVersion)})`);
   }
   if (p.apiVersion < OLDEST_SUPPORTED_API_VERSION || p.apiVersion > PLUGIN_API_VERSION) {
-    throw new PluginError(
-      'manifest',
-      `${named} targets plugin API ${p.apiVersion}, but Toolhost supports ${OLDEST_SUPPORTED_API_VERSION} to ${PLUGIN_API_VERSION}` +
+    fail(
+      `it targets plugin API ${p.apiVersion}, but Toolhost supports ${OLDEST_SUPPORTED_API_VERSION} to ${PLUGIN_API_VERSION}` +
         (p.apiVersion > PLUGIN_API_VERSION ? ': it needs a newer Toolhost' : ': rebuild it against a newer @platypuschat/plugin-sdk'),
     );
   }
   if (!p.contributes || typeof p.contributes !== 'object' || Array.isArray(p.contributes)) {
-    throw new PluginError('manifest', `${named}: plugin.contributes must be an object`);
+    fail('plugin.contributes must be an object');
   }
   for (const key of ['toolSets', 'sandboxBackends', 'webBackends']) {
     const v = p.contributes[key];
-    if (v !== undefined && !Array.isArray(v)) throw new PluginError('manifest', `${named}: plugin.contributes.${key} must be an array`);
+    if (v !== undefined && !Array.isArray(v)) fail(`plugin.contributes.${key} must be an array`);
   }
   const ids = new Set();
   for (const [i, set] of (p.contributes.toolSets ?? []).entries()) {
-    const at = `${named}: contributes.toolSets[${i}]`;
-    if (!set || typeof set !== 'object') throw new PluginError('manifest', `${at} must be an object`);
-    if (typeof set.id !== 'string' || !set.id) throw new PluginError('manifest', `${at}.id must be a non-empty string`);
-    if (ids.has(set.id)) throw new PluginError('manifest', `${at}: tool set id "${set.id}" is used twice`);
+    const at = `contributes.toolSets[${i}]`;
+    if (!set || typeof set !== 'object') fail(`${at} must be an object`);
+    if (typeof set.id !== 'string' || !set.id) fail(`${at}.id must be a non-empty string`);
+    if (ids.has(set.id)) fail(`${at}: tool set id "${set.id}" is used twice`);
     ids.add(set.id);
-    if (typeof set.name !== 'string' || !set.name) throw new PluginError('manifest', `${at} ("${set.id}").name must be a non-empty string`);
-    if (typeof set.category !== 'string' || !set.category.trim()) {
-      throw new PluginError('manifest', `${at} ("${set.id}").category must be a non-empty string`);
-    }
+    if (typeof set.name !== 'string' || !set.name) fail(`${at} ("${set.id}").name must be a non-empty string`);
+    if (typeof set.category !== 'string' || !set.category.trim()) fail(`${at} ("${set.id}").category must be a non-empty string`);
     const t = set.tools;
     if (typeof t !== 'function' && (!t || typeof t !== 'object')) {
-      throw new PluginError('manifest', `${at} ("${set.id}").tools must be an object of tools or a factory function`);
+      fail(`${at} ("${set.id}").tools must be an object of tools or a factory function`);
     }
   }
   return p;
 }
 
 /** `schema.safeParse(value ?? {})` when the manifest has a schema, else the raw value. */
-function resolveSettings(named, what, schema, value) {
+function resolveSettings(name, what, schema, value) {
   if (!schema) return value;
   if (typeof schema.safeParse !== 'function') {
-    throw new PluginError('config', `${named}: its ${what}Schema has no safeParse (is it a zod schema?)`);
+    throw new PluginError('config', `its ${what}Schema has no safeParse (is it a zod schema?)`);
   }
   const parsed = schema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
-  throw new PluginError('config', `${named}: [plugins.${named.match(/"([^"]+)"/)?.[1] ?? '?'}] ${what} is invalid: ${issues(parsed.error)}`);
+  throw new PluginError('config', `[plugins.${name}] ${what} is invalid: ${issues(parsed.error)}`);
 }
 
 function issues(error) {
@@ -172,7 +170,7 @@ async function manifestOf(entry) {
   try {
     mod = await import(pathToFileURL(entry).href);
   } catch (e) {
-    throw new PluginError('load', `the plugin at ${entry} failed to load: ${e?.stack ?? e}`);
+    throw new PluginError('load', `it failed to load: ${e?.stack ?? e}`);
   }
   manifest = checkManifest(entry, mod);
   imported.set(entry, manifest);
@@ -184,9 +182,8 @@ async function loaded(entry, settings) {
   let p = plugins.get(entry);
   if (p) return p;
   const manifest = await manifestOf(entry);
-  const named = `plugin "${manifest.name}"`;
-  const config = resolveSettings(named, 'config', manifest.configSchema, settings?.config);
-  const credentials = resolveSettings(named, 'credentials', manifest.credentialsSchema, settings?.credentials);
+  const config = resolveSettings(manifest.name, 'config', manifest.configSchema, settings?.config);
+  const credentials = resolveSettings(manifest.name, 'credentials', manifest.credentialsSchema, settings?.credentials);
   const pluginCtx = { config, credentials, logger: logger(manifest.name) };
   p = { entry, manifest, pluginCtx, sets: new Map((manifest.contributes.toolSets ?? []).map((s) => [s.id, s])) };
   plugins.set(entry, p);
@@ -291,7 +288,7 @@ async function load(entry, settings) {
     if (!view.factory) {
       const { tools, skipped } = await describeMap(entry, set.tools);
       const bad = skipped.find((s) => s.reason.startsWith('tool key'));
-      if (bad) throw new PluginError('manifest', `plugin "${m.name}": tool set "${set.id}": ${bad.reason}`);
+      if (bad) throw new PluginError('manifest', `tool set "${set.id}": ${bad.reason}`);
       Object.assign(view, { tools, skipped });
     }
     toolSets.push(view);
@@ -335,7 +332,7 @@ function context(turn, ctx) {
 
 async function factoryTools(p, setId, turnId, ctx) {
   const set = p.sets.get(setId);
-  if (!set) throw new PluginError('turn', `plugin "${p.manifest.name}" has no tool set "${setId}"`);
+  if (!set) throw new PluginError('turn', `the plugin "${p.manifest.name}" has no tool set "${setId}"`);
   if (typeof set.tools !== 'function') return set.tools;
   const turn = turnOf(turnId);
   turn.logger = p.pluginCtx.logger;

@@ -14,7 +14,8 @@ use toolhost_host::ConfigFile;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Tool folders, or roots of tool folders (default: the catalog's roots).
+    /// Tool folders, or roots of tool folders (default: the catalog's roots); or Platypus
+    /// plugins (a package folder or its entry file), checked as boot would load them.
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     #[command(flatten)]
@@ -68,6 +69,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         args.paths
     };
+    // Platypus plugins are checked as boot loads them.
+    if !targets.is_empty() && targets.iter().all(|p| super::check_plugin::is_plugin(p)) {
+        let config = ConfigFile::load(args.config.as_deref())?;
+        return super::check_plugin::run(&targets, &config, args.json);
+    }
     let mut report = CheckReport::default();
     for path in &targets {
         if !path.exists() {

@@ -1,5 +1,6 @@
 pub mod call;
 pub mod check;
+pub mod check_plugin;
 pub mod doctor;
 pub mod init;
 pub mod list;
