@@ -78,11 +78,11 @@ struct Settings {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum Credential {
+    /// `{ env = "VAR" }`, `{ secret = "NAME" }` (the store's sealed secret `NAME` of
+    /// `plugin:PLUGIN`). Tried first: any other value is the credential itself.
+    From(Source),
     /// Written in the file.
     Value(Value),
-    /// `{ env = "VAR" }`, `{ secret = "NAME" }` (the store's sealed secret `NAME` of
-    /// `plugin:PLUGIN`).
-    From(Source),
 }
 
 #[derive(Debug, Deserialize)]

@@ -6,6 +6,7 @@ pub mod init;
 pub mod list;
 pub mod mcp;
 pub mod new;
+pub mod plugin_secret;
 pub mod plugins;
 pub mod resolve;
 pub mod sandbox;

@@ -11,12 +11,22 @@ use crate::output::print_json;
 use crate::registry::RegistryArgs;
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
     host: RegistryArgs,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Seal a credential of a third-party plugin in the store (read from stdin), for
+    /// `[plugins.PLUGIN] credentials.KEY = { secret = "NAME" }`.
+    Secret(super::plugin_secret::Args),
 }
 
 #[derive(Serialize)]
@@ -62,6 +72,9 @@ fn view(e: &SetEntry) -> SetView {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some(Command::Secret(secret)) = args.command {
+        return super::plugin_secret::run(secret);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
