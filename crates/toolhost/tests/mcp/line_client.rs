@@ -54,6 +54,38 @@ impl LineClient {
         serde_json::from_str(&line).unwrap()
     }
 
+    /// Sends a request and reads lines until its answer: the answer, and every message
+    /// that came before it (notifications such as `notifications/progress`, or answers
+    /// to other requests).
+    pub fn ask_collecting(&mut self, msg: Value) -> (Value, Vec<Value>) {
+        let id = msg["id"].clone();
+        self.tell(msg);
+        let mut before = Vec::new();
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(
+                n > 0,
+                "toolhost mcp closed its stdout before answering {id}"
+            );
+            let value: Value = serde_json::from_str(&line).unwrap();
+            if value.get("id") == Some(&id) && value.get("method").is_none() {
+                return (value, before);
+            }
+            before.push(value);
+        }
+    }
+
+    /// The server's process id (for a watchdog that bounds a test).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn logs(&self) -> String {
+        self.stderr.text()
+    }
+
     /// `initialize` asking for `revision`, then `notifications/initialized`; the answer.
     pub fn initialize(&mut self, revision: &str) -> Value {
         let answer = self.ask(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
