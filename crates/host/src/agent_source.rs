@@ -52,12 +52,8 @@ impl AgentSource {
 
     /// Resolves a new turn for `caller`, making it their current one.
     async fn begin_turn(&self, caller: &Caller) -> Option<Arc<Turn>> {
-        let request = TurnRequest {
-            user_id: Some(caller.user().to_string()),
-            ..TurnRequest::default()
-        };
-        let grants = match self.agents.agent(&self.agent).await {
-            Ok(Some(agent)) => agent.grants,
+        let agent = match self.agents.agent(&self.agent).await {
+            Ok(Some(agent)) => agent,
             Ok(None) => {
                 tracing::warn!(agent = %self.agent, "cannot resolve a turn: the agent is gone");
                 return None;
@@ -67,6 +63,14 @@ impl AgentSource {
                 return None;
             }
         };
+        // The agent's own workspace and organisation, as every surface's turns have them.
+        let request = TurnRequest {
+            user_id: Some(caller.user().to_string()),
+            workspace_id: agent.workspace.clone(),
+            org_id: agent.org.clone(),
+            frontend_url: None,
+        };
+        let grants = agent.grants;
         let generation = self.registry.generation();
         let turn = Arc::new(
             self.registry
@@ -130,6 +134,22 @@ impl ToolSource for AgentSource {
 
     fn changes(&self) -> broadcast::Receiver<Change> {
         self.changes.subscribe()
+    }
+
+    async fn close_turns(&self) {
+        let turns: Vec<Arc<Turn>> = self
+            .turns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(_, (_, turn))| turn)
+            .collect();
+        for turn in turns {
+            let report = turn.close().await;
+            for (set, e) in &report.failed {
+                tracing::warn!(agent = %self.agent, tool_set = %set, "closer failed: {e}");
+            }
+        }
     }
 
     fn agent(&self) -> Option<&str> {

@@ -77,6 +77,10 @@ pub trait ToolSource: Send + Sync + 'static {
     fn agent(&self) -> Option<&str> {
         None
     }
+
+    /// Ends every caller's current turn, running its closers (a serving surface going
+    /// away: a turn left to be dropped would lose them with the runtime).
+    async fn close_turns(&self) {}
 }
 
 #[cfg(test)]

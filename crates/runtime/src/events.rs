@@ -83,6 +83,21 @@ pub enum ErrorKind {
     Plugin,
 }
 
+/// Logs a line a tool or plugin wrote at the level it wrote it at (`console.error` and a
+/// plugin logger's `error` as errors, `warn` as warnings, `debug`/`trace` as debug; the
+/// rest, stdout and stderr included, as information). `who` names the tool or plugin,
+/// `call` the call (empty for a plugin's own operations).
+pub(crate) fn log_line(level: &str, who: &str, call: &str, text: &str) {
+    match level {
+        "error" => tracing::error!(target: "toolhost::tool", tool = %who, call, "{text}"),
+        "warn" => tracing::warn!(target: "toolhost::tool", tool = %who, call, "{text}"),
+        "debug" | "trace" => {
+            tracing::debug!(target: "toolhost::tool", tool = %who, call, "{text}")
+        }
+        _ => tracing::info!(target: "toolhost::tool", tool = %who, call, level = %level, "{text}"),
+    }
+}
+
 impl ErrorKind {
     /// The kind's name in logs.
     pub fn as_str(self) -> &'static str {

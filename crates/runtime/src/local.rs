@@ -18,7 +18,7 @@ use crate::events::{ErrorKind, ExecutionEvent};
 use crate::executor::{Execution, ExecutionControl, Executor, Running};
 use crate::launch::Launcher;
 use crate::native::{NativeContext, NativeTool};
-use crate::node::{Limits, NodePool, Worker, WorkerKey, WorkerSpawn, signal_group};
+use crate::node::{CallMessage, Limits, NodePool, Worker, WorkerKey, WorkerSpawn, signal_group};
 use crate::runtime::ToolRef;
 
 /// Runs calls on this host. [`crate::Runtime::new`] builds one; build it yourself to
@@ -165,13 +165,16 @@ impl LocalExecutor {
                 };
                 let worker = self.pool.acquire(user, key, call.waiting).await?;
                 let (id, events) = worker.start_call(
-                    &tool.entry.path,
-                    &version,
-                    call.call_id,
-                    call.args,
+                    CallMessage {
+                        id: 0,
+                        entry: &tool.entry.path,
+                        version: &version,
+                        tool_call_id: call.call_id,
+                        params: call.args,
+                        max_text: call.max_result_bytes,
+                        plugin: None,
+                    },
                     call.secrets,
-                    call.max_result_bytes,
-                    None,
                 );
                 Ok(Running {
                     control: LocalControl(Control::Worker {

@@ -12,7 +12,7 @@ use crate::config::UserSpace;
 use crate::events::ExecutionEvent;
 use crate::executor::{Execution, Running, Waiting};
 use crate::local::{Control, LocalControl, LocalExecutor};
-use crate::node::{PluginKey, Worker, WorkerKey};
+use crate::node::{CallMessage, PluginKey, Worker, WorkerKey};
 use crate::plugin::{
     ExecuteOp, PluginCallOp, PluginError, PluginMessage, PluginModule, PluginOp, PluginTool,
 };
@@ -66,16 +66,19 @@ impl LocalExecutor {
                 .map_err(|e| PluginError::Runtime(Arc::new(e)))?;
             let secrets = Secrets::from_values(module.secrets.iter().map(String::as_str));
             let (id, mut events) = worker.start_call(
-                &module.entry,
-                &version,
-                "",
-                &Value::Null,
+                CallMessage {
+                    id: 0,
+                    entry: &module.entry,
+                    version: &version,
+                    tool_call_id: "",
+                    params: &Value::Null,
+                    max_text: usize::MAX / 4,
+                    plugin: Some(PluginMessage {
+                        op: PluginCallOp::Op(op),
+                        settings: &module.settings,
+                    }),
+                },
                 &secrets,
-                usize::MAX / 4,
-                Some(PluginMessage {
-                    op: PluginCallOp::Op(op),
-                    settings: &module.settings,
-                }),
             );
             let _finish = FinishOnDrop(&worker, id);
             loop {
@@ -93,7 +96,7 @@ impl LocalExecutor {
                         ))));
                     }
                     ExecutionEvent::Log { level, text } => {
-                        tracing::info!(target: "toolhost::plugin", plugin = %module.name, level = %level, "{}", secrets.clean(&text));
+                        crate::events::log_line(&level, &module.name, "", &secrets.clean(&text));
                     }
                     ExecutionEvent::Progress(_) => {}
                 }
@@ -112,21 +115,24 @@ impl LocalExecutor {
         let module = &tool.module;
         let (worker, version) = self.plugin_worker(call.user, module, call.waiting).await?;
         let (id, events) = worker.start_call(
-            &module.entry,
-            &version,
-            call.call_id,
-            call.args,
-            call.secrets,
-            call.max_result_bytes,
-            Some(PluginMessage {
-                op: PluginCallOp::Execute(ExecuteOp {
-                    set: &tool.set,
-                    tool: &tool.key,
-                    turn: tool.turn.as_ref().map(|t| t.id),
-                    ctx: tool.turn.as_ref().map(|t| &t.ctx),
+            CallMessage {
+                id: 0,
+                entry: &module.entry,
+                version: &version,
+                tool_call_id: call.call_id,
+                params: call.args,
+                max_text: call.max_result_bytes,
+                plugin: Some(PluginMessage {
+                    op: PluginCallOp::Execute(ExecuteOp {
+                        set: &tool.set,
+                        tool: &tool.key,
+                        turn: tool.turn.as_ref().map(|t| t.id),
+                        ctx: tool.turn.as_ref().map(|t| &t.ctx),
+                    }),
+                    settings: &module.settings,
                 }),
-                settings: &module.settings,
-            }),
+            },
+            call.secrets,
         );
         Ok(Running {
             control: LocalControl(Control::Worker {

@@ -367,7 +367,7 @@ async fn run<E: Executor>(
                     }
                 }
                 Some((ExecutionEvent::Log { level, text }, _)) => {
-                    tracing::info!(target: "toolhost::tool", tool = %name, call = call_id, level = %level, "{}", secrets.clean(&text));
+                    crate::events::log_line(&level, &name, call_id, &secrets.clean(&text));
                 }
                 Some((ExecutionEvent::Result { value, truncated_from }, _)) => {
                     break match stop {

@@ -3,9 +3,6 @@
 //! through `toolhost plugins`, `toolhost resolve`, `toolhost call --agent` and
 //! `toolhost mcp --agent` (by hand, and with the official TypeScript SDK).
 //!
-//! Tests named `bug_…`, and checks marked `PRODUCT BUG`, assert what the README (or
-//! Toolhost's own documentation) says where the product does something else: they fail
-//! until the product is fixed.
 #![allow(clippy::unwrap_used)]
 
 #[path = "mcp/common.rs"]
@@ -493,13 +490,13 @@ fn boot_fails_naming_the_plugin() {
         (
             "api-v1",
             "",
-            vec!["\"api-v1\"", "plugin API 1", "supports 2 to 3"],
+            vec!["`api-v1`", "plugin API 1", "supports 2 to 3"],
         ),
         (
             "api-v4",
             "",
             vec![
-                "\"api-v4\"",
+                "`api-v4`",
                 "plugin API 4",
                 "supports 2 to 3",
                 "needs a newer Toolhost",
@@ -671,7 +668,7 @@ fn plugins_json_reports_origin_entry_notes_and_gating() {
     let date = notes("date-input");
     assert_eq!(date.len(), 1, "{date:?}");
     assert!(
-        date[0].contains("`when`")
+        date[0].contains("`date-input__when`")
             && date[0].contains("date-input.dates")
             && date[0].contains("Date cannot be represented in JSON Schema"),
         "{date:?}"
@@ -679,7 +676,7 @@ fn plugins_json_reports_origin_entry_notes_and_gating() {
     let client = notes("no-execute");
     assert_eq!(client.len(), 1, "{client:?}");
     assert!(
-        client[0].contains("`client_side`") && client[0].contains("no execute"),
+        client[0].contains("`no-execute__client_side`") && client[0].contains("no execute"),
         "{client:?}"
     );
     let backends = notes("backends");
@@ -751,16 +748,14 @@ fn plugins_json_reports_origin_entry_notes_and_gating() {
             .any(|s| s["owner"]["name"] == "backends"),
         "backends contributes no tool set"
     );
-    // PRODUCT BUG (gap): the README says the diagnostic names the left-out tool by its
-    // Toolhost name (`date-input__when`, `no-execute__client_side`); the notes name only
-    // its key (`when` of tool set `date-input.dates`).
+    // The notes name a left-out tool by its Toolhost name.
     assert!(
         date[0].contains("date-input__when"),
-        "PRODUCT BUG: the note should name `date-input__when`: {date:?}"
+        "the note should name `date-input__when`: {date:?}"
     );
     assert!(
         client[0].contains("no-execute__client_side"),
-        "PRODUCT BUG: the note should name `no-execute__client_side`: {client:?}"
+        "the note should name `no-execute__client_side`: {client:?}"
     );
 }
 
@@ -877,12 +872,10 @@ fn resolve_lists_every_plugin_tool_with_its_schema() {
     );
     // The factory's logs (TOOLHOST_LOG is unset: nothing of them at the default level).
     assert!(!r.stderr.contains("context-factory called"), "{r}");
-    // PRODUCT BUG (minor): the zod 3 plugins' schemas (own-zod3, old-zod3: converted with
-    // zod-to-json-schema, whose `$schema` the loader deletes) have no `$schema`, where the
-    // README says every zod-made schema has draft-07's.
+    // Every zod-made schema, zod 3's (zod-to-json-schema) too, declares draft-07.
     assert!(
         dialect_gaps.is_empty(),
-        "PRODUCT BUG: `$schema` differs from the README: {dialect_gaps:#?}"
+        "`$schema` differs from the README: {dialect_gaps:#?}"
     );
 }
 
@@ -1039,19 +1032,17 @@ fn own_zod_and_old_zod_plugins_via_call() {
     assert_text(&results[6], "HELLO", "upper");
 }
 
-/// PRODUCT BUG (or a README to correct): `own-zod3__add {"a":"3"}` must be rejected
-/// (README); Toolhost's argument preparation coerces the string "3" to the number 3 for
-/// every tool (crates/runtime/src/validate.rs, step 4, documented there) before
-/// validating, so `add` runs and answers 5. The README and that rule disagree.
+/// Toolhost's argument preparation coerces a number written as a string ("3") to the
+/// number for every tool (crates/runtime/src/validate.rs): models often quote numbers. A
+/// string that is no number is still rejected, naming the field, before the plugin's own
+/// zod sees it.
 #[test]
-fn bug_own_zod3_add_rejects_a_string_for_a_number() {
+fn own_zod3_add_takes_a_quoted_number_and_rejects_a_word() {
     let host = Host::new(&["own-zod3"], &grants(&["own-zod3.math"]));
     let (result, r) = host.call("own-zod3__add", json!({"a": "3"}));
-    assert_ne!(
-        result["content"][0]["text"], "5",
-        "PRODUCT BUG: \"3\" was coerced and add ran: {r}"
-    );
-    assert_rejected(&result, "a", "add a \"3\"");
+    assert_eq!(result["content"][0]["text"], "5", "{r}");
+    let (result, _) = host.call("own-zod3__add", json!({"a": "three"}));
+    assert_rejected(&result, "a", "add a \"three\"");
 }
 
 #[test]
@@ -1218,13 +1209,10 @@ fn configured_plugin_settings_and_redaction() {
     }
 }
 
-/// PRODUCT BUG: `credentials = { apiToken = { env = "VAR" } }` does not read VAR: the
-/// plugin gets the table `{env = "VAR"}` itself (`Credential` in crates/host/src/plugins.rs
-/// is an untagged enum whose first variant, `Value(serde_json::Value)`, matches any
-/// table), so boot fails with "credentials is invalid: apiToken: Invalid input: expected
-/// string, received object". `{ secret = "NAME" }` is read the same way.
+/// `credentials = { apiToken = { env = "VAR" } }` hands the plugin VAR's value, never the
+/// table itself.
 #[test]
-fn bug_configured_credentials_from_the_environment() {
+fn configured_credentials_from_the_environment() {
     let host = Host::new(
         &["configured"],
         &format!(
@@ -1235,11 +1223,7 @@ fn bug_configured_credentials_from_the_environment() {
     .with_env("PLATYPUS_TEST_TOKEN", "secret-token-xyz")
     .with_env("TOOLHOST_LOG", "debug");
     let r = host.run("call", &["--agent", "a", "--json", "configured__settings"]);
-    assert_eq!(
-        r.code,
-        Some(0),
-        "PRODUCT BUG: the credential from the environment: {r}"
-    );
+    assert_eq!(r.code, Some(0), "the credential from the environment: {r}");
     let settings: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_json(
         &settings,
@@ -1368,7 +1352,10 @@ config = { color = "blue" }
         .find(r#"[plugin context-factory] context-factory resolved {"agentId":"agent-1"}"#)
         .unwrap_or_else(|| panic!("{whoami}"));
     assert!(called < resolved, "{whoami}");
-    let line = |at: usize| whoami.stderr[at..].lines().next().unwrap().to_string();
+    let line = |at: usize| {
+        let start = whoami.stderr[..at].rfind('\n').map_or(0, |n| n + 1);
+        whoami.stderr[start..].lines().next().unwrap().to_string()
+    };
     // Each line carries the plugin's level (as Toolhost's level or as a `level` field).
     let (called, resolved) = (line(called), line(resolved));
     assert!(
@@ -1397,12 +1384,10 @@ config = { color = "blue" }
     );
 }
 
-/// PRODUCT BUG (minor): a plugin's `logger.debug` is logged at Toolhost's INFO level (the
-/// plugin's level is only a `level=debug` field: crates/runtime/src/local_plugin.rs logs
-/// every plugin line with `tracing::info!`), so TOOLHOST_LOG=info shows plugins' debug
-/// lines, and the default level (warn) hides their warnings and errors.
+/// A plugin's logger writes at its own level: `debug` lines stay out of TOOLHOST_LOG=info,
+/// warnings and errors show at the default level.
 #[test]
-fn bug_plugin_log_levels_are_kept() {
+fn plugin_log_levels_are_kept() {
     let host = Host::new(&["context-factory"], &grants(&["context-factory.context"]))
         .with_env("TOOLHOST_LOG", "info");
     let (result, r) = host.call("context-factory__whoami", json!({}));
@@ -1413,7 +1398,7 @@ fn bug_plugin_log_levels_are_kept() {
     );
     assert!(
         !r.stderr.contains("context-factory called"),
-        "PRODUCT BUG: a plugin's debug line shows at TOOLHOST_LOG=info: {r}"
+        "a plugin's debug line shows at TOOLHOST_LOG=info: {r}"
     );
 }
 
@@ -1620,13 +1605,10 @@ fn closers_over_mcp_run_when_the_next_turn_begins() {
     s.close();
 }
 
-/// PRODUCT BUG: when an MCP stdio session ends (stdin closed), its last turn's closers do
-/// not run (crates/host/src/agent_source.rs says the previous turn ends "when the next one
-/// begins or the source is dropped"; the process exits at once and the closers plugin's
-/// file is never written), while the README says each factory call gains a line when its
-/// closers run at the turn's end.
+/// When an MCP stdio session ends (stdin closed), its last turn's closers run before the
+/// process exits.
 #[test]
-fn bug_mcp_closers_of_the_last_turn_run_when_the_session_ends() {
+fn mcp_closers_of_the_last_turn_run_when_the_session_ends() {
     let host = closers_host();
     let mut s = host.mcp(&[]);
     assert_eq!(names(&s.list(), "name"), ["closers__noop"]);
@@ -1636,7 +1618,7 @@ fn bug_mcp_closers_of_the_last_turn_run_when_the_session_ends() {
     assert_eq!(
         closed_log(&host).as_deref(),
         Some("closed\n"),
-        "PRODUCT BUG: the session's last turn was never closed"
+        "the session's last turn was never closed"
     );
 }
 
@@ -1917,12 +1899,10 @@ fn mcp_serves_plugin_tools_schemas_results_progress_and_cancellation() {
     s.close();
 }
 
-/// PRODUCT BUG: `toolhost mcp --agent a` resolves its turns without the agent's
-/// `workspace` and `org` (crates/host/src/agent_source.rs builds a `TurnRequest` with the
-/// user only), while `toolhost call --agent a` passes them (Host::agent_turn): the same
-/// agent's factory sees `workspaceId: ""`, `orgId: ""` over MCP.
+/// `toolhost mcp --agent a` resolves its turns in the agent's `workspace` and `org`, as
+/// `toolhost call --agent a` does.
 #[test]
-fn bug_mcp_agent_turns_get_the_agents_workspace_and_org() {
+fn mcp_agent_turns_get_the_agents_workspace_and_org() {
     let host = Host::new(
         &["context-factory"],
         "[agents.a]\nworkspace = \"ws-1\"\norg = \"org-1\"\ngrants = [{ tool_set = \"context-factory.context\" }]\n",
@@ -1940,7 +1920,7 @@ fn bug_mcp_agent_turns_get_the_agents_workspace_and_org() {
     assert_eq!(
         (ctx["workspaceId"].clone(), ctx["orgId"].clone()),
         (json!("ws-1"), json!("org-1")),
-        "PRODUCT BUG: the agent's workspace and org over MCP: {who}"
+        "the agent's workspace and org over MCP: {who}"
     );
 }
 

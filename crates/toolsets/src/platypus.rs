@@ -87,14 +87,21 @@ pub async fn load(
 }
 
 fn third_party(module: &PluginModule, e: PluginError) -> BootError {
+    let message = e.to_string();
+    // Before its name is known, the loader names a plugin whose manifest has a valid
+    // name but fails another check: `plugin "NAME": …`.
+    let named = message
+        .strip_prefix("plugin \"")
+        .and_then(|rest| rest.split_once("\": "));
+    let (plugin, message) = match (module.name.is_empty(), named) {
+        (false, _) => (module.name.clone(), message),
+        (true, Some((name, rest))) => (name.to_string(), rest.to_string()),
+        (true, None) => (module.spec.clone(), message),
+    };
     BootError::ThirdParty {
-        plugin: if module.name.is_empty() {
-            module.spec.clone()
-        } else {
-            module.name.clone()
-        },
+        plugin,
         entry: module.entry.clone(),
-        message: e.to_string(),
+        message,
     }
 }
 
@@ -146,7 +153,7 @@ impl ThirdParty {
         for set in &self.described.tool_sets {
             for s in &set.skipped {
                 notes.push(format!(
-                    "tool `{}` of tool set `{name}.{}` left out: {}",
+                    "tool `{name}__{}` (tool set `{name}.{}`) left out: {}",
                     s.tool, set.id, s.reason
                 ));
             }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use flags::node_flags;
 pub(crate) use pool::{Limits, NodePool, PluginKey, WorkerKey};
+pub(crate) use protocol::CallMessage;
 pub(crate) use worker::{Worker, WorkerSpawn, describe_exit, signal_group};
 
 const HARNESS: &str = include_str!("harness.mjs");

@@ -88,7 +88,7 @@ function safeJson(v) {
  * prefixes them with the plugin's name and entry file.
  */
 function checkManifest(entry, mod) {
-  const fail = (message) => {
+  let fail = (message) => {
     throw new PluginError('manifest', message);
   };
   if (!mod || typeof mod !== 'object' || !('plugin' in mod)) {
@@ -99,10 +99,15 @@ function checkManifest(entry, mod) {
   if (!p || typeof p !== 'object') fail('`plugin` must be an object');
   const name = typeof p.name === 'string' ? p.name : '';
   if (!name.trim()) fail('plugin.name must be a non-empty string');
+  if (SLUG.test(name)) {
+    // From here on the host can name the plugin by its manifest (see `named` in Rust).
+    const unnamed = fail;
+    fail = (message) => unnamed(`plugin "${name}": ${message}`);
+  }
   if (typeof p.version !== 'string' || !p.version.trim()) fail('plugin.version must be a non-empty string');
   if (!SLUG.test(name) || name.length > MAX_NAME) {
     fail(
-      `its name "${name}" is not a valid third-party plugin name: a slug (lowercase letters, digits and single dashes: ^[a-z0-9]+(-[a-z0-9]+)*$) of at most ${MAX_NAME} characters`,
+      `its name "${name}" must be a slug (lowercase letters, digits and single dashes: ^[a-z0-9]+(-[a-z0-9]+)*$) of at most ${MAX_NAME} characters, as third-party plugin names are`,
     );
   }
   if (!Number.isInteger(p.apiVersion) || p.apiVersion < 1) {
@@ -239,9 +244,7 @@ async function inputJsonSchema(entry, schema) {
   if (typeof schema === 'object' && '_def' in schema && typeof schema.safeParse === 'function') {
     // zod 3, any minor: converted structurally.
     const { zodToJsonSchema } = await import('./vendor/zod-to-json-schema.mjs');
-    const out = zodToJsonSchema(schema, { $refStrategy: 'none', target: 'jsonSchema7' });
-    delete out.$schema;
-    return closeObjects(out);
+    return closeObjects(zodToJsonSchema(schema, { $refStrategy: 'none', target: 'jsonSchema7' }));
   }
   const standard = schema?.['~standard']?.jsonSchema?.input;
   if (typeof standard === 'function') return closeObjects(standard({ target: 'draft-07' }));

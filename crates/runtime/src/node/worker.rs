@@ -1,12 +1,11 @@
 //! One Node.js worker process and the calls running in it.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tokio::io::AsyncRead;
 use tokio::net::UnixListener;
 use tokio::sync::Notify;
@@ -292,17 +291,13 @@ impl Worker {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Starts a call reserved with [`Worker::reserve`]; its events arrive on the returned
-    /// receiver until a final one.
+    /// Starts a call reserved with [`Worker::reserve`] (`call`'s id is assigned here, its
+    /// entry translated to the worker's view); its events arrive on the returned receiver
+    /// until a final one.
     pub(crate) fn start_call(
         self: &Arc<Self>,
-        entry: &Path,
-        version: &str,
-        tool_call_id: &str,
-        params: &Value,
+        call: CallMessage<'_>,
         secrets: &Secrets,
-        max_text: usize,
-        plugin: Option<crate::plugin::PluginMessage<'_>>,
     ) -> (u64, EventReceiver) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.secrets.call_started(id, secrets);
@@ -316,15 +311,11 @@ impl Worker {
                 "the tool's Node.js process had already ended".into(),
             ));
         }
-        let inside = self.view.as_ref().and_then(|v| v.inside(entry));
+        let inside = self.view.as_ref().and_then(|v| v.inside(call.entry));
         let call = HostMessage::Call(CallMessage {
             id,
-            entry: inside.as_deref().unwrap_or(entry),
-            version,
-            tool_call_id,
-            params,
-            max_text,
-            plugin,
+            entry: inside.as_deref().unwrap_or(call.entry),
+            ..call
         });
         if let Err(e) = self.send(&call) {
             let _ = tx.send(ExecutionEvent::Died(format!(

@@ -82,7 +82,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .clone()
             .map(|p| Arc::new(p) as Arc<dyn toolhost_host::Persistence>);
         let host = Host::boot(options).await?;
-        let caller = host.default_caller().clone();
+        let mut caller = host.default_caller().clone();
+        // The call log names the agent a call was made as.
+        if let Some(agent) = &args.agent {
+            caller.agent = Some(agent.clone());
+        }
         // As an agent: this turn's tools; the turn ends (its closers run) after the call.
         let mut turn = None;
         let target = match &args.agent {

@@ -61,10 +61,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             // The catalog already holds this user's root (--user): no per-user overlay.
             None => host.catalog_source(CatalogView::Shared),
         };
-        let server = McpServer::for_host(&host, source);
+        let server = McpServer::for_host(&host, Arc::clone(&source));
         let stop = CancellationToken::new();
         cancel_on_signal(stop.clone());
         toolhost_mcp::serve_stdio(server, stop).await?;
+        // The last turn's closers run before the workers they may need stop.
+        source.close_turns().await;
         host.shutdown().await;
         close_persisted(persisted).await;
         Ok(ExitCode::SUCCESS)

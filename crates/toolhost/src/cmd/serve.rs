@@ -118,8 +118,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let server = McpServer::for_host(&host, host.endpoint_source(view));
         let settle = server.session();
         let mut endpoints = vec![("/mcp".to_string(), server)];
+        let mut agent_sources = Vec::new();
         for agent in host.agents().agent_ids().await? {
-            let server = McpServer::for_host(&host, host.agent_source(&agent).await?);
+            let source = host.agent_source(&agent).await?;
+            agent_sources.push(Arc::clone(&source));
+            let server = McpServer::for_host(&host, source);
             endpoints.push((format!("/agents/{agent}/mcp"), server));
         }
         let stop = CancellationToken::new();
@@ -167,6 +170,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         toolhost_mcp::connections::serve(listener, app, connection_limits, stop, SHUTDOWN_WAIT)
             .await;
         settle.settle_abandoned().await;
+        for source in &agent_sources {
+            toolhost_host::ToolSource::close_turns(&**source).await;
+        }
         host.shutdown().await;
         if let Some(store) = store {
             // The calls of the last moments are in the queue still.
