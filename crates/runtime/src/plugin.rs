@@ -25,7 +25,7 @@ pub struct PluginModule {
     pub root: PathBuf,
     /// What its worker's sandbox shows, read-only, at the same paths: the package folder
     /// and every `node_modules` folder Node.js would search from it.
-    pub mounts: Vec<PathBuf>,
+    pub mounts: Arc<[PathBuf]>,
     /// `{config, credentials}` as the operator gave them; the plugin's own schemas parse
     /// them in the worker.
     pub settings: Value,
@@ -59,7 +59,7 @@ impl PluginModule {
             name: String::new(),
             entry,
             root,
-            mounts,
+            mounts: mounts.into(),
             settings: Value::Null,
             secrets: Vec::new(),
             network: true,
@@ -109,9 +109,15 @@ impl PluginTool {
         described: DescribedTool,
         turn: Option<Arc<PluginTurn>>,
     ) -> PluginTool {
-        let schema_hash = *blake3::hash(described.input_schema.to_string().as_bytes()).as_bytes();
+        let name = format!("{}__{}", module.name, described.key);
+        // Names the validator of its schema (two plugins' tools may share a schema).
+        let mut h = blake3::Hasher::new();
+        h.update(name.as_bytes());
+        h.update(&[0]);
+        h.update(described.input_schema.to_string().as_bytes());
+        let schema_hash = *h.finalize().as_bytes();
         PluginTool {
-            name: format!("{}__{}", module.name, described.key),
+            name,
             module,
             set: set.to_string(),
             key: described.key,

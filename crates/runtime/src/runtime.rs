@@ -69,7 +69,7 @@ impl ToolRef {
                 t.name().to_string(),
                 *blake3::hash(t.input_schema().to_string().as_bytes()).as_bytes(),
             ),
-            ToolRef::Plugin(t) => ValidatorKey::Native(t.name.clone(), t.schema_hash),
+            ToolRef::Plugin(t) => ValidatorKey::Plugin(t.schema_hash),
         }
     }
 
@@ -86,6 +86,7 @@ impl ToolRef {
 enum ValidatorKey {
     Folder(toolhost_catalog::ContentHash),
     Native(String, [u8; 32]),
+    Plugin([u8; 32]),
 }
 
 /// One call to make.

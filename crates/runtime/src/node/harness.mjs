@@ -221,25 +221,36 @@ function startExecute(id, call, mod, toolCallId, params, maxText) {
 }
 
 // A Platypus plugin's operation (plugins.mjs): loading it, a factory, closers, a tool.
+// Once plugins.mjs is loaded, an operation whose answer is at hand costs no promise here.
+let pluginsModule = null;
 function runPlugin(id, call, message) {
   if (!pluginMode) {
     finish(id, call, { type: 'error', id, kind: 'plugin', message: 'this worker does not run plugins', stack: '' });
     return;
   }
-  const started = plugins ?? import('./plugins.mjs').then((m) => {
-    m.setCapture(capture);
-    return m;
-  });
-  plugins = started;
-  als.run(id, () =>
-    started.then((m) => m.run(message, call.controller.signal, onUpdateFor(id, call))),
-  ).then(
-    (value) => finish(id, call, null, () => sendResult(id, value, message.maxText)),
-    (e) => {
-      const kind = e?.kind === undefined ? 'throw' : e.kind === 'load' ? 'load' : 'plugin';
-      finish(id, call, { type: 'error', id, kind, ...describe(e) });
-    },
-  );
+  const failed = (e) => {
+    const kind = e?.kind === undefined ? 'throw' : e.kind === 'load' ? 'load' : 'plugin';
+    finish(id, call, { type: 'error', id, kind, ...describe(e) });
+  };
+  const done = (value) => finish(id, call, null, () => sendResult(id, value, message.maxText));
+  if (pluginsModule === null) {
+    plugins ??= import('./plugins.mjs').then((m) => {
+      m.setCapture(capture);
+      pluginsModule = m;
+      return m;
+    });
+    plugins.then(() => runPlugin(id, call, message), failed);
+    return;
+  }
+  let returned;
+  try {
+    returned = als.run(id, () => pluginsModule.run(message, call.controller.signal, onUpdateFor(id, call)));
+  } catch (e) {
+    failed(e);
+    return;
+  }
+  if (typeof returned?.then === 'function') returned.then(done, failed);
+  else done(returned);
 }
 
 // Ends a call: the last progress first, then the error or the result.

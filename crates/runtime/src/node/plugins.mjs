@@ -498,47 +498,87 @@ async function modelResult(entry, tool, toolCallId, input, output) {
   return { content: [{ type: 'text', text: textOf(value) }], structuredContent: isPlainObject(value) ? value : undefined };
 }
 
-/**
- * Runs a tool of the plugin: returns the call's MCP result. `onUpdate` takes progress;
- * `signal` is the call's abort signal. A throw is the call's error (the harness reports it).
- */
-async function execute(entry, settings, { set, tool: key, turn, ctx }, toolCallId, params, signal, onUpdate) {
-  const p = await loaded(entry, settings);
-  let tools;
-  try {
-    tools = await factoryTools(p, set, turn ?? 0, ctx);
-  } catch (e) {
+/** The tools of `set` for this call, without a promise when they are at hand. */
+function toolsNow(p, set, turn, ctx) {
+  const contribution = p.sets.get(set);
+  if (contribution && typeof contribution.tools !== 'function') return contribution.tools;
+  const built = turns.get(turn)?.tools.get(set);
+  if (built) return built;
+  // A factory's tools for a turn this worker has not seen (it is new): built again.
+  return factoryTools(p, set, turn ?? 0, ctx).catch((e) => {
     throw new PluginError('factory', `tool set "${p.manifest.name}.${set}": its factory failed: ${e?.message ?? e}`);
+  });
+}
+
+/** The tool's own schema parses the arguments: synchronously when it can. */
+function parseNow(schema, input) {
+  if (schema !== null && typeof schema === 'object' && typeof schema.safeParse === 'function' && !schema[AI_SCHEMA]) {
+    try {
+      const r = schema.safeParse(input);
+      return r.success ? { ok: true, value: r.data } : { ok: false, message: issues(r.error) };
+    } catch {
+      // An async refinement or transform: the async parser handles it.
+    }
   }
+  return parseInput(schema, input);
+}
+
+/**
+ * Runs a tool of the plugin: returns the call's result (a string as it is, anything else
+ * as MCP content). `onUpdate` takes progress; `signal` is the call's abort signal. A throw
+ * is the call's error (the harness reports it). The common case (plugin loaded, a static
+ * tool or a known turn's, a synchronous schema) awaits only the tool.
+ */
+function execute(entry, settings, op, toolCallId, params, signal, onUpdate) {
+  const p = plugins.get(entry);
+  if (!p) return loaded(entry, settings).then(() => execute(entry, settings, op, toolCallId, params, signal, onUpdate));
+  const tools = toolsNow(p, op.set, op.turn, op.ctx);
+  if (typeof tools?.then === 'function') return tools.then((t) => callTool(entry, p, t, op, toolCallId, params, signal, onUpdate));
+  return callTool(entry, p, tools, op, toolCallId, params, signal, onUpdate);
+}
+
+function callTool(entry, p, tools, { set, tool: key }, toolCallId, params, signal, onUpdate) {
   const tool = tools?.[key];
   if (!tool || typeof tool.execute !== 'function') {
     throw new PluginError('turn', `tool set "${p.manifest.name}.${set}" has no tool "${key}" now`);
   }
-  const parsed = await parseInput(tool.inputSchema ?? tool.parameters, params);
-  if (!parsed.ok) return { content: [{ type: 'text', text: `invalid arguments: ${parsed.message}` }], isError: true };
-  const options = { toolCallId, messages: [], abortSignal: signal, context: undefined, experimental_context: undefined };
-  let output = tool.execute.call(tool, parsed.value, options);
-  if (output && typeof output[Symbol.asyncIterator] === 'function' && typeof output.then !== 'function') {
-    // Every yield is a preliminary result; the last one is the output (a generator's
-    // return value is not: the AI SDK discards it).
-    let last;
-    for await (const part of output) {
-      last = part;
-      onUpdate({ content: [{ type: 'text', text: textOf(plain(part)) }] });
-    }
-    output = last;
-  } else {
-    output = await output;
-  }
-  return modelResult(entry, tool, toolCallId, parsed.value, output);
+  const parsed = parseNow(tool.inputSchema ?? tool.parameters, params);
+  if (typeof parsed.then === 'function') return parsed.then((r) => runTool(entry, tool, toolCallId, r, signal, onUpdate));
+  return runTool(entry, tool, toolCallId, parsed, signal, onUpdate);
 }
 
-/** One plugin operation; `call` is the harness's view of the call running it. */
-export async function run(message, signal, onUpdate) {
+function runTool(entry, tool, toolCallId, parsed, signal, onUpdate) {
+  if (!parsed.ok) return { content: [{ type: 'text', text: `invalid arguments: ${parsed.message}` }], isError: true };
+  const options = { toolCallId, messages: [], abortSignal: signal, context: undefined, experimental_context: undefined };
+  const output = tool.execute.call(tool, parsed.value, options);
+  const done = (value) => {
+    if (typeof value === 'string' && typeof tool.toModelOutput !== 'function') return value;
+    return modelResult(entry, tool, toolCallId, parsed.value, value);
+  };
+  if (output && typeof output[Symbol.asyncIterator] === 'function' && typeof output.then !== 'function') {
+    return lastYield(output, onUpdate).then(done);
+  }
+  if (typeof output?.then === 'function') return output.then(done);
+  return done(output);
+}
+
+// Every yield is a preliminary result; the last one is the output (a generator's return
+// value is not: the AI SDK discards it).
+async function lastYield(generator, onUpdate) {
+  let last;
+  for await (const part of generator) {
+    last = part;
+    onUpdate({ content: [{ type: 'text', text: textOf(plain(part)) }] });
+  }
+  return last;
+}
+
+/** One plugin operation: its value, or a promise of it. */
+export function run(message, signal, onUpdate) {
   const { entry, toolCallId, params, plugin } = message;
   switch (plugin.op) {
     case 'manifest':
-      return { name: (await manifestOf(entry)).name };
+      return manifestOf(entry).then((m) => ({ name: m.name }));
     case 'load':
       return load(entry, plugin.settings);
     case 'factory':
@@ -548,6 +588,6 @@ export async function run(message, signal, onUpdate) {
     case 'execute':
       return execute(entry, plugin.settings, plugin, toolCallId, params, signal, onUpdate);
     default:
-      throw new PluginError('protocol', `unknown plugin operation ${safeJson(plugin.op)}`);
+      return Promise.reject(new PluginError('protocol', `unknown plugin operation ${safeJson(plugin.op)}`));
   }
 }

@@ -42,7 +42,7 @@ pub(crate) struct WorkerKey {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct PluginKey {
     pub version: String,
-    pub mounts: Vec<PathBuf>,
+    pub mounts: Arc<[PathBuf]>,
 }
 
 #[derive(Default)]

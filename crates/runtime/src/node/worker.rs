@@ -147,7 +147,7 @@ impl Worker {
                 read_only: key
                     .plugin
                     .as_ref()
-                    .map(|p| p.mounts.clone())
+                    .map(|p| p.mounts.to_vec())
                     .unwrap_or_default(),
             })
             .await?;
