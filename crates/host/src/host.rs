@@ -74,6 +74,8 @@ pub struct Host {
     data: Option<PathBuf>,
     call_log: Arc<dyn CallLog>,
     metrics: Arc<CallMetrics>,
+    /// Announces edits to third-party plugins' files (when watching).
+    _plugin_watch: Option<crate::plugin_watch::PluginWatch>,
 }
 
 impl Host {
@@ -152,6 +154,19 @@ impl Host {
             metrics: Arc::clone(&metrics),
             next: call_log,
         });
+        let plugin_watch = match (&registry, watch) {
+            (Some(registry), true) => {
+                let roots = registry
+                    .plugins()
+                    .iter()
+                    .filter_map(|p| p.entry.as_deref())
+                    .filter_map(|entry| toolhost_runtime::PluginModule::at("", entry).ok())
+                    .map(|m| m.root)
+                    .collect();
+                crate::plugin_watch::watch(roots, &catalog)
+            }
+            _ => None,
+        };
         Ok(Host {
             config,
             catalog,
@@ -163,6 +178,7 @@ impl Host {
             data,
             call_log,
             metrics,
+            _plugin_watch: plugin_watch,
         })
     }
 

@@ -26,6 +26,7 @@ mod host;
 mod mcp_servers;
 mod metrics;
 pub mod oauth;
+mod plugin_watch;
 pub mod plugins;
 mod registry;
 mod routed_source;

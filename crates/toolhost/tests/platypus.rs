@@ -1954,3 +1954,68 @@ fn typescript_sdk_against_plugin_tools() {
 }
 
 // `toolhost check PATH` on a plugin folder is not implemented yet: no test here.
+
+// --- reload -------------------------------------------------------------------------------
+
+/// An edited plugin reloads as an edited tool folder does: the session is told its tools
+/// may have changed (`list_changed`), the next call runs the new code (on a fresh worker:
+/// Node.js never unloads a module), and a factory's next turn describes its new tools.
+#[test]
+fn an_edited_plugin_reloads_and_the_session_is_told() {
+    let copies = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(copies.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (slow, context) = (
+        copies.path().join("slow-tool"),
+        copies.path().join("context-factory"),
+    );
+    common::copy_dir(&fixtures().join("slow-tool"), &slow);
+    common::copy_dir(&fixtures().join("context-factory"), &context);
+    let host = Host::new(
+        &[slow.to_str().unwrap(), context.to_str().unwrap()],
+        &grants(&["slow-tool.timing", "context-factory.context"]),
+    );
+    let mut s = host.mcp(&[]);
+    let listed = names(&s.list(), "name");
+    assert!(
+        listed.contains(&"context-factory__whoami".to_string()),
+        "{listed:?}"
+    );
+    assert_text(
+        &s.call("slow-tool__echo", json!({"text": "ping"})),
+        "ping",
+        "echo",
+    );
+
+    let edit = |file: &Path, from: &str, to: &str| {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains(from), "{}: {from}", file.display());
+        std::fs::write(file, text.replace(from, to)).unwrap();
+    };
+    edit(
+        &slow.join("index.js"),
+        "execute: async ({ text }) => text,",
+        "execute: async ({ text }) => `edited: ${text}`,",
+    );
+    edit(
+        &context.join("index.js"),
+        "whoami: tool({",
+        "whoami_v2: tool({",
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+
+    let (answer, before) = s.call_collecting("slow-tool__echo", json!({"text": "ping"}), None);
+    assert!(
+        before
+            .iter()
+            .any(|m| m["method"] == "notifications/tools/list_changed"),
+        "the session is told: {before:?}"
+    );
+    assert_text(&answer["result"], "edited: ping", "the edited echo");
+    let listed = names(&s.list(), "name");
+    assert!(
+        listed.contains(&"context-factory__whoami_v2".to_string())
+            && !listed.contains(&"context-factory__whoami".to_string()),
+        "the factory's new tool: {listed:?}"
+    );
+    s.close();
+}
