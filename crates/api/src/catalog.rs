@@ -41,8 +41,13 @@ pub(crate) struct PluginOut {
     pub(crate) version: Option<String>,
     /// The plugin API version it targets, when loaded.
     pub(crate) api_version: Option<u32>,
-    /// Where it comes from.
+    /// Where it comes from: `core` (Toolhost's own) or `third-party` (a Platypus plugin
+    /// package named in `TOOLHOST_PLUGINS`).
     pub(crate) origin: String,
+    /// A third-party plugin's entry file.
+    pub(crate) entry: Option<String>,
+    /// What boot noticed: tools left out and why, contributions that are not tool sets.
+    pub(crate) notes: Vec<String>,
     /// Whether it is loaded, and why (or why not).
     pub(crate) gating: GatingName,
     /// The tool sets it contributes.
@@ -164,6 +169,8 @@ pub(crate) async fn plugins(
                 version: p.version.clone(),
                 api_version: p.api_version,
                 origin: p.origin.to_string(),
+                entry: p.entry.as_ref().map(|e| e.display().to_string()),
+                notes: p.notes.clone(),
                 gating: gating_name(p.gating),
                 tool_sets: p.tool_sets.clone(),
             })

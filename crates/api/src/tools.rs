@@ -93,12 +93,12 @@ pub(crate) struct ToolDetail {
     /// For a tool folder: where it is, its TOOL.md, what it shadows.
     pub(crate) folder: Option<FolderOut>,
     /// For a tool of a third-party (Platypus) plugin: which plugin, where it is loaded from.
-    pub(crate) plugin: Option<PluginOut>,
+    pub(crate) plugin: Option<PluginOrigin>,
 }
 
 /// The third-party plugin a tool comes from.
 #[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct PluginOut {
+pub(crate) struct PluginOrigin {
     /// The plugin's name (its manifest's).
     pub(crate) name: String,
     /// Its entry file.
@@ -173,7 +173,7 @@ pub(crate) async fn get(
         ToolRef::Native(_) | ToolRef::Plugin(_) => None,
     };
     let plugin = match &target.tool {
-        ToolRef::Plugin(t) => Some(PluginOut {
+        ToolRef::Plugin(t) => Some(PluginOrigin {
             name: t.module.name.clone(),
             entry: t.module.entry.display().to_string(),
             set: t.set.clone(),

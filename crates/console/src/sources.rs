@@ -29,6 +29,10 @@ pub(crate) struct PluginView {
     pub(crate) version: String,
     pub(crate) api_version: String,
     pub(crate) origin: &'static str,
+    /// A third-party plugin's entry file (empty for a core plugin).
+    pub(crate) entry: String,
+    /// What boot noticed (tools left out, contributions that are not tool sets).
+    pub(crate) notes: Vec<String>,
     pub(crate) gating: &'static str,
     pub(crate) loaded: bool,
     pub(crate) tool_sets: Vec<String>,
@@ -87,6 +91,12 @@ async fn index(State(state): State<ConsoleState>, who: Signed) -> Response {
                     version: p.version.clone().unwrap_or_default(),
                     api_version: p.api_version.map(|v| v.to_string()).unwrap_or_default(),
                     origin: p.origin,
+                    entry: p
+                        .entry
+                        .as_ref()
+                        .map(|e| e.display().to_string())
+                        .unwrap_or_default(),
+                    notes: p.notes.clone(),
                     gating: match p.gating {
                         Gating::AlwaysOn => "always on",
                         Gating::Enabled => "named in TOOLHOST_PLUGINS",
