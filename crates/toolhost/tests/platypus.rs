@@ -2019,3 +2019,22 @@ fn an_edited_plugin_reloads_and_the_session_is_told() {
     );
     s.close();
 }
+
+/// A plugin's tool set has no icon of its own in Platypus's manifest: the operator gives it
+/// one with `[tool_sets."PLUGIN.SET"] icon`, and its tools show it.
+#[test]
+fn a_plugin_tool_set_takes_the_icon_the_operator_gives_it() {
+    let host = Host::new(
+        &["static-map"],
+        &format!(
+            "{}[tool_sets.\"static-map.greetings\"]\nicon = \"hand\"\n",
+            grants(&["static-map.greetings"])
+        ),
+    );
+    let (v, r) = host.resolve(&[]);
+    let tools = v["tools"].as_array().unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(tools.len(), 2, "{r}");
+    for t in tools {
+        assert_eq!(t["icon"], "hand", "{t}");
+    }
+}

@@ -50,6 +50,8 @@ pub struct SetSettings {
     /// How long the set's factory may take per turn (seconds), overriding the set's own.
     #[serde(with = "toolhost_spec::seconds::opt_secs")]
     pub resolve_timeout: Option<Duration>,
+    /// A Lucide icon for the set's tools, over the set's own (a plugin's sets have none).
+    pub icon: Option<String>,
 }
 
 /// An agent: what it is granted.

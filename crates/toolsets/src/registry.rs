@@ -224,10 +224,14 @@ impl Registry {
         }
         for (id, settings) in &options.config.tool_sets {
             if let Some(entry) = sets.get_mut(id)
-                && let Some(t) = settings.resolve_timeout
                 && let Some(entry) = Arc::get_mut(entry)
             {
-                entry.set.resolve_timeout = Some(t);
+                if let Some(t) = settings.resolve_timeout {
+                    entry.set.resolve_timeout = Some(t);
+                }
+                if let Some(icon) = &settings.icon {
+                    entry.set.icon = Some(icon.clone());
+                }
             }
         }
         let mut external: BTreeMap<String, Arc<dyn ExternalSource>> = BTreeMap::new();

@@ -533,6 +533,7 @@ async fn an_operator_can_set_one_sets_deadline() {
         "slow".into(),
         toolhost_toolsets::SetSettings {
             resolve_timeout: Some(Duration::from_secs(1)),
+            icon: None,
         },
     );
     let turn = resolve_with(config, vec![slow], vec![Grant::tool_set("slow")]).await;
