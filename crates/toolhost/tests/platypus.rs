@@ -1953,8 +1953,6 @@ fn typescript_sdk_against_plugin_tools() {
     common::run_client(cmd, "the TypeScript SDK against plugin tools");
 }
 
-// `toolhost check PATH` on a plugin folder is not implemented yet: no test here.
-
 // --- reload -------------------------------------------------------------------------------
 
 /// An edited plugin reloads as an edited tool folder does: the session is told its tools
@@ -2037,4 +2035,78 @@ fn a_plugin_tool_set_takes_the_icon_the_operator_gives_it() {
     for t in tools {
         assert_eq!(t["icon"], "hand", "{t}");
     }
+}
+
+/// `toolhost check PATH` on plugins: each loaded as boot would (its `[plugins.NAME]` from the
+/// configuration), with boot's errors and notes; the exit status says whether any failed.
+#[test]
+fn check_reports_what_boot_would() {
+    let host = Host::new(
+        &[],
+        "[plugins.configured]\ncredentials = { apiToken = \"tok-123\" }\n",
+    );
+    let check = |paths: &[&str]| {
+        let mut cmd = host.command("check", &[]);
+        // `check` takes PATHs or the catalog flags: the helper's `--data` goes.
+        let args: Vec<std::ffi::OsString> = cmd
+            .get_args()
+            .map(|a| a.to_os_string())
+            .take_while(|a| a != "--data")
+            .collect();
+        let mut cmd = Command::new(cmd.get_program());
+        for (k, v) in host.command("check", &[]).get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.args(args).arg("--json");
+        for p in paths {
+            cmd.arg(fixtures().join(p));
+        }
+        run(cmd)
+    };
+    let ok = check(&["date-input", "configured", "backends"]);
+    assert_eq!(ok.code, Some(0), "{ok}");
+    let v: Value = serde_json::from_str(&ok.stdout).unwrap_or_else(|e| panic!("{e}: {ok}"));
+    assert_eq!(v["errors"], 0, "{v}");
+    assert_eq!(
+        v["warnings"], 3,
+        "one note for date-input, two for backends: {v}"
+    );
+    let date = &v["plugins"][0];
+    assert_eq!(date["name"], "date-input");
+    assert_eq!(date["ok"], true);
+    assert_eq!(
+        date["tool_sets"],
+        json!([{"id": "date-input.dates", "tools_kind": "static", "tools": ["date-input__today"]}])
+    );
+    assert!(
+        date["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("`date-input__when`"),
+        "{date}"
+    );
+    assert_eq!(v["plugins"][1]["tool_sets"][0]["tools_kind"], "factory");
+
+    let bad = check(&["bad-name", "api-v4", "static-map"]);
+    assert_eq!(bad.code, Some(1), "{bad}");
+    let v: Value = serde_json::from_str(&bad.stdout).unwrap_or_else(|e| panic!("{e}: {bad}"));
+    assert_eq!(v["errors"], 2, "{v}");
+    assert!(
+        v["plugins"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("\"Bad_Name\" must be a slug"),
+        "{v}"
+    );
+    assert!(
+        v["plugins"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("plugin `api-v4`"),
+        "{v}"
+    );
+    assert_eq!(v["plugins"][2]["ok"], true, "{v}");
 }
