@@ -1,8 +1,8 @@
 //! Platypus plugins loaded unmodified: every plugin of the corpus in
 //! `tests/fixtures/plugins` (its README gives the expected behaviour this file asserts),
 //! through `toolhost plugins`, `toolhost resolve`, `toolhost call --agent` and
-//! `toolhost mcp --agent` (by hand, and with the official TypeScript SDK).
-//!
+//! `toolhost mcp --agent` (by hand, and with the official TypeScript SDK), `toolhost check`,
+//! and edits reloading them.
 #![allow(clippy::unwrap_used)]
 
 #[path = "mcp/common.rs"]
@@ -2046,7 +2046,7 @@ fn check_reports_what_boot_would() {
         "[plugins.configured]\ncredentials = { apiToken = \"tok-123\" }\n",
     );
     let check = |paths: &[&str]| {
-        let mut cmd = host.command("check", &[]);
+        let cmd = host.command("check", &[]);
         // `check` takes PATHs or the catalog flags: the helper's `--data` goes.
         let args: Vec<std::ffi::OsString> = cmd
             .get_args()
