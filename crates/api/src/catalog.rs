@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
-use toolhost_toolsets::{Gating, Owner, Tools};
+use toolhost_toolsets::{Gating, Owner};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
@@ -124,10 +124,7 @@ pub(crate) async fn tool_sets(
                 icon: e.set.icon.clone(),
                 owner_kind: owner_kind.into(),
                 owner,
-                tools_kind: match e.set.tools {
-                    Tools::Static(_) => "static".into(),
-                    Tools::Factory(_) => "factory".into(),
-                },
+                tools_kind: e.set.tools.kind().into(),
                 tools: e.set.known_tools(),
             }
         })

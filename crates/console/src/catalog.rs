@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toolhost_host::{Hints, ToolInfo};
 use toolhost_runtime::ToolRef;
-use toolhost_toolsets::{Owner, SourceHealth, Tools};
+use toolhost_toolsets::{Owner, SourceHealth};
 
 use crate::icons::Icons;
 use crate::layout::Layout;
@@ -92,7 +92,7 @@ fn all_sets(state: &ConsoleState) -> Vec<(SetView, Option<String>)> {
                     owner_kind,
                     owner,
                     tools,
-                    factory: matches!(e.set.tools, Tools::Factory(_)),
+                    factory: e.set.tools.kind() == "factory",
                     health,
                 },
                 e.set.icon.clone(),
@@ -124,7 +124,7 @@ async fn with_pages(state: &ConsoleState, who: &Signed) -> HashSet<String> {
         .collect();
     if let Some(registry) = state.host.registry() {
         for e in registry.tool_sets() {
-            if let Tools::Static(map) = &e.set.tools {
+            if let Some(map) = e.set.tools.listed() {
                 names.extend(map.keys().map(str::to_string));
             }
         }
@@ -335,12 +335,12 @@ pub(crate) async fn set_page(
         .collect();
     let defined: HashMap<String, String> = match state.host.registry().and_then(|r| r.tool_set(&id))
     {
-        Some(e) => match &e.set.tools {
-            Tools::Static(map) => map
+        Some(e) => match e.set.tools.listed() {
+            Some(map) => map
                 .iter()
                 .map(|(k, t)| (k.to_string(), t.description()))
                 .collect(),
-            Tools::Factory(_) => HashMap::new(),
+            None => HashMap::new(),
         },
         None => HashMap::new(),
     };
@@ -436,9 +436,7 @@ async fn find_tool(state: &ConsoleState, who: &Signed, name: &str) -> Option<Fou
     // definition, for the catalog.
     let registry = state.host.registry()?;
     registry.tool_sets().find_map(|e| {
-        let Tools::Static(map) = &e.set.tools else {
-            return None;
-        };
+        let map = e.set.tools.listed()?;
         let (_, tool) = map.iter().find(|(key, _)| *key == name)?;
         let a = tool.annotations();
         Some(Found {

@@ -283,6 +283,10 @@ impl RuntimeRunner {
 }
 
 impl PluginRunner for RuntimeRunner {
+    fn code_version(&self, module: &PluginModule) -> Option<String> {
+        self.runtime.executor().plugin_version(module)
+    }
+
     fn run(
         &self,
         user: Option<&str>,

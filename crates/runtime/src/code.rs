@@ -87,6 +87,12 @@ impl Code {
         Ok(version)
     }
 
+    /// `dir`'s code version when it was last prepared, if none of its files changed since
+    /// (one `fstat` per module file; no directory walk).
+    pub(crate) fn current_version(&self, dir: &Path) -> Option<String> {
+        self.versions.unchanged(dir)
+    }
+
     /// Makes the next call of `dir` for `user` check the cache again (a load failed: the
     /// cache may have been cleared).
     pub(crate) fn forget(&self, dir: &Path, user: &str) {

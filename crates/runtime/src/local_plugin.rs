@@ -49,6 +49,12 @@ impl LocalExecutor {
         Ok((worker, version))
     }
 
+    /// The code version of `module` when a worker last loaded it, if none of its files
+    /// changed since; `None` when it changed (or never ran here).
+    pub fn plugin_version(&self, module: &PluginModule) -> Option<String> {
+        self.code.current_version(&module.root)
+    }
+
     /// Runs `op` of `module` on `space`'s worker for it, within `timeout`; the value the
     /// worker answered. Dropping the future cancels the operation.
     pub async fn plugin_op(

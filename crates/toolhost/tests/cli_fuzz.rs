@@ -83,7 +83,8 @@ fn help(path: &[String]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Every leaf subcommand, recursively (`sandbox status`, `token new`, …).
+/// Every runnable subcommand, recursively (`sandbox status`, `token new`, `plugins` and
+/// `plugins secret`, …).
 fn surfaces(path: Vec<String>, found: &mut Vec<Surface>) {
     let text = help(&path);
     let mut section = "";
@@ -144,7 +145,9 @@ fn surfaces(path: Vec<String>, found: &mut Vec<Surface>) {
             _ => {}
         }
     }
-    if children.is_empty() {
+    // A command with subcommands that also runs on its own (`plugins`, beside `plugins
+    // secret`) has options of its own.
+    if children.is_empty() || !surface.options.is_empty() {
         found.push(surface);
     }
     for child in children {

@@ -1957,7 +1957,8 @@ fn typescript_sdk_against_plugin_tools() {
 
 /// An edited plugin reloads as an edited tool folder does: the session is told its tools
 /// may have changed (`list_changed`), the next call runs the new code (on a fresh worker:
-/// Node.js never unloads a module), and a factory's next turn describes its new tools.
+/// Node.js never unloads a module), and the next turn describes the tools anew: a static
+/// map's renamed tool as a factory's.
 #[test]
 fn an_edited_plugin_reloads_and_the_session_is_told() {
     let copies = tempfile::tempdir().unwrap();
@@ -1994,6 +1995,7 @@ fn an_edited_plugin_reloads_and_the_session_is_told() {
         "execute: async ({ text }) => text,",
         "execute: async ({ text }) => `edited: ${text}`,",
     );
+    edit(&slow.join("index.js"), "wait: tool({", "pause: tool({");
     edit(
         &context.join("index.js"),
         "whoami: tool({",
@@ -2014,6 +2016,16 @@ fn an_edited_plugin_reloads_and_the_session_is_told() {
         listed.contains(&"context-factory__whoami_v2".to_string())
             && !listed.contains(&"context-factory__whoami".to_string()),
         "the factory's new tool: {listed:?}"
+    );
+    assert!(
+        listed.contains(&"slow-tool__pause".to_string())
+            && !listed.contains(&"slow-tool__wait".to_string()),
+        "the static map's renamed tool: {listed:?}"
+    );
+    assert_text(
+        &s.call("slow-tool__pause", json!({"ms": 1})),
+        "waited 1 ms",
+        "the renamed tool",
     );
     s.close();
 }

@@ -215,13 +215,15 @@ impl Registry {
             {
                 out.push((icon.clone(), entry.set.id.clone(), String::new()));
             }
-            let overrides: Vec<(String, String)> = match &entry.set.tools {
-                Tools::Static(map) => map
-                    .iter()
-                    .filter_map(|(name, t)| Some((name.to_string(), t.icon()?.to_string())))
-                    .collect(),
-                Tools::Factory(f) => f.icon_overrides(),
-            };
+            let overrides: Vec<(String, String)> =
+                match (entry.set.tools.listed(), &entry.set.tools) {
+                    (Some(map), _) => map
+                        .iter()
+                        .filter_map(|(name, t)| Some((name.to_string(), t.icon()?.to_string())))
+                        .collect(),
+                    (None, Tools::Factory(f)) => f.icon_overrides(),
+                    (None, Tools::Static(_)) => Vec::new(),
+                };
             for (tool, icon) in overrides {
                 if !is_lucide_icon(&icon) {
                     out.push((icon, entry.set.id.clone(), tool));
@@ -236,12 +238,13 @@ impl Registry {
     pub fn wrench_tools(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for entry in self.tool_sets() {
-            let own = |name: &str| match &entry.set.tools {
-                Tools::Static(map) => map
-                    .iter()
-                    .find(|(k, _)| *k == name)
-                    .and_then(|(_, t)| t.icon().map(str::to_string)),
-                Tools::Factory(_) => None,
+            let listed = entry.set.tools.listed();
+            let own = |name: &str| {
+                listed.as_ref().and_then(|map| {
+                    map.iter()
+                        .find(|(k, _)| *k == name)
+                        .and_then(|(_, t)| t.icon().map(str::to_string))
+                })
             };
             for name in entry.set.known_tools() {
                 let own = own(&name);

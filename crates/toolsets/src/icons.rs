@@ -42,12 +42,13 @@ impl IconMaps {
             if let Some(icon) = &set.icon {
                 maps.set_to_icon.insert(set.id.clone(), icon.clone());
             }
-            let overrides: Vec<(String, String)> = match &set.tools {
-                Tools::Static(tools) => tools
+            let overrides: Vec<(String, String)> = match (set.tools.listed(), &set.tools) {
+                (Some(tools), _) => tools
                     .iter()
                     .filter_map(|(name, t)| Some((name.to_string(), t.icon()?.to_string())))
                     .collect(),
-                Tools::Factory(f) => f.icon_overrides(),
+                (None, Tools::Factory(f)) => f.icon_overrides(),
+                (None, Tools::Static(_)) => Vec::new(),
             };
             for (name, icon) in overrides {
                 maps.overrides.entry(name).or_insert(icon);

@@ -8,8 +8,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -38,6 +38,10 @@ pub trait PluginRunner: Send + Sync + 'static {
         op: PluginOp,
         timeout: Duration,
     ) -> PluginFuture;
+
+    /// The plugin's code version as last loaded, if its files have not changed since
+    /// (cheap: no directory walk); `None` when they changed.
+    fn code_version(&self, module: &PluginModule) -> Option<String>;
 }
 
 /// The Platypus plugin API window Toolhost accepts for third-party plugins (the worker
@@ -121,12 +125,20 @@ impl ThirdParty {
                         set: set.id.clone(),
                     })
                 } else {
-                    Tools::Static(
-                        set.tools
-                            .iter()
-                            .map(|t| plugin_tool(&self.module, &set.id, t.clone(), None))
-                            .collect::<ToolMap>(),
-                    )
+                    let map = set
+                        .tools
+                        .iter()
+                        .map(|t| plugin_tool(&self.module, &set.id, t.clone(), None))
+                        .collect::<ToolMap>();
+                    Tools::factory(StaticSet {
+                        runner: Arc::clone(runner),
+                        module: Arc::clone(&self.module),
+                        set: set.id.clone(),
+                        now: Arc::new(Mutex::new(Described {
+                            version: runner.code_version(&self.module),
+                            map,
+                        })),
+                    })
                 };
                 ToolSet::new(
                     &format!("{name}.{}", set.id),
@@ -189,6 +201,80 @@ fn plugin_tool(
     );
     let tool = PluginTool::new(Arc::clone(module), set, described, turn);
     Tool::with_ref(ToolRef::Plugin(Arc::new(tool)), identity)
+}
+
+/// A static map's tools, as last described: the same every turn until the plugin's files
+/// change, then described again (by its fresh worker) on the next turn, so that a tool
+/// added, removed or changed in the map is served as an edited folder tool is.
+struct StaticSet {
+    runner: Arc<dyn PluginRunner>,
+    module: Arc<PluginModule>,
+    set: String,
+    now: Arc<Mutex<Described>>,
+}
+
+struct Described {
+    /// The code version the map was described at (`None`: unknown, describe again).
+    version: Option<String>,
+    map: ToolMap,
+}
+
+impl StaticSet {
+    fn now(&self) -> std::sync::MutexGuard<'_, Described> {
+        self.now.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ToolFactory for StaticSet {
+    fn tools(&self, ctx: TurnContext) -> FactoryFuture {
+        let version = self.runner.code_version(&self.module);
+        {
+            let now = self.now();
+            if version.is_some() && version == now.version {
+                let map = now.map.clone();
+                return Box::pin(async move { Ok(map) });
+            }
+        }
+        let (runner, module, set, now) = (
+            Arc::clone(&self.runner),
+            Arc::clone(&self.module),
+            self.set.clone(),
+            Arc::clone(&self.now),
+        );
+        let user = ctx.user_id.clone();
+        Box::pin(async move {
+            let value = runner
+                .run(user.as_deref(), &module, PluginOp::Load, UNBOUNDED)
+                .await?;
+            let described: DescribedPlugin = serde_json::from_value(value)?;
+            let tools = described
+                .tool_sets
+                .into_iter()
+                .find(|s| s.id == set && !s.factory)
+                .map(|s| s.tools)
+                .unwrap_or_else(|| {
+                    tracing::warn!(plugin = %module.name, tool_set = %set, "the plugin no longer has this static tool set: it lists no tools until a restart");
+                    Vec::new()
+                });
+            let map: ToolMap = tools
+                .into_iter()
+                .map(|t| plugin_tool(&module, &set, t, None))
+                .collect();
+            tracing::info!(plugin = %module.name, tool_set = %set, tools = map.len(), "described again after an edit");
+            let mut now = now.lock().unwrap_or_else(|e| e.into_inner());
+            now.version = runner.code_version(&module);
+            now.map = map.clone();
+            Ok(map)
+        })
+    }
+
+    fn known_tools(&self) -> Vec<String> {
+        self.now().map.keys().map(str::to_string).collect()
+    }
+
+    fn listed(&self) -> Option<ToolMap> {
+        Some(self.now().map.clone())
+    }
 }
 
 static TURNS: AtomicU64 = AtomicU64::new(1);

@@ -71,6 +71,24 @@ impl Tools {
     pub fn factory(f: impl ToolFactory) -> Tools {
         Tools::Factory(Arc::new(f))
     }
+
+    /// The tools, when they are known without a turn: a static map, or what a factory
+    /// says it has now ([`ToolFactory::listed`]).
+    pub fn listed(&self) -> Option<ToolMap> {
+        match self {
+            Tools::Static(map) => Some(map.clone()),
+            Tools::Factory(f) => f.listed(),
+        }
+    }
+
+    /// `static` (the same tools every turn, known without one) or `factory`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Tools::Static(_) => "static",
+            Tools::Factory(f) if f.listed().is_some() => "static",
+            Tools::Factory(_) => "factory",
+        }
+    }
 }
 
 /// Why a factory could not build its tools this turn: any error (its message becomes the
@@ -94,6 +112,13 @@ pub trait ToolFactory: Send + Sync + 'static {
     /// Per-tool icon overrides of the tools it may produce: `(tool, Lucide icon)`.
     fn icon_overrides(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+
+    /// The tools it has now, when that does not depend on the turn: a set whose tools are
+    /// static but may be reloaded (a Platypus plugin's static map, as last described).
+    /// Listings, the catalog and `doctor` read them as a static set's.
+    fn listed(&self) -> Option<ToolMap> {
+        None
     }
 }
 

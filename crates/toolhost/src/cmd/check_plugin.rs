@@ -173,10 +173,7 @@ async fn check_one(
                 .tool_sets()
                 .map(|e| SetReport {
                     id: e.set.id.clone(),
-                    tools_kind: match e.set.tools {
-                        toolhost_toolsets::Tools::Static(_) => "static",
-                        toolhost_toolsets::Tools::Factory(_) => "factory",
-                    },
+                    tools_kind: e.set.tools.kind(),
                     tools: e.set.known_tools(),
                 })
                 .collect();

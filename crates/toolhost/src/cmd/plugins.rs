@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use serde::Serialize;
-use toolhost_toolsets::{Owner, SetEntry, Tools};
+use toolhost_toolsets::{Owner, SetEntry};
 
 use crate::output::print_json;
 use crate::registry::RegistryArgs;
@@ -63,10 +63,7 @@ fn view(e: &SetEntry) -> SetView {
         description: e.set.description.clone(),
         icon: e.set.icon.clone(),
         owner: e.owner.clone(),
-        tools_kind: match e.set.tools {
-            Tools::Static(_) => "static",
-            Tools::Factory(_) => "factory",
-        },
+        tools_kind: e.set.tools.kind(),
         tools: e.set.known_tools(),
     }
 }
