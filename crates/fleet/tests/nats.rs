@@ -93,6 +93,33 @@ authorization {{
     }
 }
 
+/// `runner` announces itself on `toolhost.runners.runner-1` until `heard` (a gateway's
+/// subscription to the announcements) gets one: then the server has processed everything
+/// `runner` sent before (a client's flush only writes its buffer; the server handles each
+/// connection's messages in order). This is how a gateway learns a runner is ready.
+async fn announce_until_heard(runner: &async_nats::Client, heard: &mut async_nats::Subscriber) {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        runner
+            .publish("toolhost.runners.runner-1", "alive".into())
+            .await
+            .unwrap();
+        runner.flush().await.unwrap();
+        if let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(50), heard.next()).await {
+            assert_eq!(m.subject.as_str(), "toolhost.runners.runner-1");
+            // Drain the announcements already on their way.
+            while let Ok(Some(_)) =
+                tokio::time::timeout(Duration::from_millis(100), heard.next()).await
+            {}
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "the runner's announcements never arrived"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_fleet_can_rely_on_nats_for_auth_no_responders_and_streamed_replies() {
     let server = NatsServer::start();
@@ -128,8 +155,9 @@ async fn the_fleet_can_rely_on_nats_for_auth_no_responders_and_streamed_replies(
 
     // runner-1 answers a call with a stream on the caller's inbox: accepted, progress,
     // result, in order.
+    let mut announcements = gateway.subscribe("toolhost.runners.>").await.unwrap();
     let mut calls = runner.subscribe("toolhost.call.runner-1").await.unwrap();
-    runner.flush().await.unwrap();
+    announce_until_heard(&runner, &mut announcements).await;
     let serving = tokio::spawn({
         let runner = runner.clone();
         async move {
@@ -158,33 +186,17 @@ async fn the_fleet_can_rely_on_nats_for_auth_no_responders_and_streamed_replies(
     assert_eq!(got, ["accepted", "progress 1", "progress 2", "result"]);
     serving.await.unwrap();
 
-    // A runner keeps to its own subjects: it cannot take another runner's calls, nor
-    // announce itself as another runner. (The server refuses; the client hears of it
-    // as a permissions error, and the message goes nowhere.)
-    let mut others = gateway.subscribe("toolhost.runners.>").await.unwrap();
-    gateway.flush().await.unwrap();
-    runner
-        .publish("toolhost.runners.runner-1", "alive".into())
-        .await
-        .unwrap();
-    runner
+    // A runner keeps to its own subjects: it cannot announce itself as another runner, nor
+    // take another runner's calls. (The server refuses both; the messages go nowhere.)
+    let spoofer = server.connect("runner-1", "runner-secret").await;
+    spoofer
         .publish("toolhost.runners.runner-9", "spoofed".into())
         .await
         .unwrap();
-    runner.flush().await.unwrap();
-    let heard = tokio::time::timeout(Duration::from_secs(5), others.next())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(heard.subject.as_str(), "toolhost.runners.runner-1");
-    assert!(
-        tokio::time::timeout(Duration::from_millis(300), others.next())
-            .await
-            .is_err(),
-        "a runner announced itself as another"
-    );
-    let stolen = runner.subscribe("toolhost.call.runner-2").await.unwrap();
-    runner.flush().await.unwrap();
+    let _stolen = spoofer.subscribe("toolhost.call.runner-2").await;
+    let _ = spoofer.flush().await;
+    // Once the spoofer's own announcement is heard, the server has handled the above.
+    announce_until_heard(&spoofer, &mut announcements).await;
     let err = gateway
         .request("toolhost.call.runner-2", "{}".into())
         .await
@@ -194,5 +206,4 @@ async fn the_fleet_can_rely_on_nats_for_auth_no_responders_and_streamed_replies(
         async_nats::RequestErrorKind::NoResponders,
         "runner-1 took runner-2's call"
     );
-    drop(stolen);
 }
