@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A plugin package, found and configured, as its workers load it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PluginModule {
     /// How the operator named it in `TOOLHOST_PLUGINS` (a package name or a path).
     pub spec: String,
@@ -69,14 +69,8 @@ impl PluginModule {
     /// The same module under its manifest's name.
     pub fn named(&self, name: &str) -> PluginModule {
         PluginModule {
-            spec: self.spec.clone(),
             name: name.to_string(),
-            entry: self.entry.clone(),
-            root: self.root.clone(),
-            mounts: self.mounts.clone(),
-            settings: self.settings.clone(),
-            secrets: self.secrets.clone(),
-            network: self.network,
+            ..self.clone()
         }
     }
 }

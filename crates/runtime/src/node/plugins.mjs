@@ -333,6 +333,10 @@ function context(turn, ctx) {
   };
 }
 
+function factoryFailed(p, set, e) {
+  return new PluginError('factory', `tool set "${p.manifest.name}.${set}": its factory failed: ${e?.message ?? e}`);
+}
+
 async function factoryTools(p, setId, turnId, ctx) {
   const set = p.sets.get(setId);
   if (!set) throw new PluginError('turn', `the plugin "${p.manifest.name}" has no tool set "${setId}"`);
@@ -353,7 +357,7 @@ async function factory(entry, settings, { set, turn, ctx }) {
   try {
     tools = await factoryTools(p, set, turn, ctx);
   } catch (e) {
-    throw new PluginError('factory', `tool set "${p.manifest.name}.${set}": its factory failed: ${e?.message ?? e}`);
+    throw factoryFailed(p, set, e);
   }
   return describeMap(entry, tools);
 }
@@ -506,7 +510,7 @@ function toolsNow(p, set, turn, ctx) {
   if (built) return built;
   // A factory's tools for a turn this worker has not seen (it is new): built again.
   return factoryTools(p, set, turn ?? 0, ctx).catch((e) => {
-    throw new PluginError('factory', `tool set "${p.manifest.name}.${set}": its factory failed: ${e?.message ?? e}`);
+    throw factoryFailed(p, set, e);
   });
 }
 
