@@ -345,3 +345,108 @@ pub async fn load_all(
     }
     Ok(loaded)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_names_an_entry_file_a_package_folder_or_a_package_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        let pkg = base.join("node_modules/@acme/crm");
+        std::fs::create_dir_all(pkg.join("dist")).unwrap();
+        std::fs::write(
+            pkg.join("package.json"),
+            r#"{"exports": {".": {"types": "./x.d.ts", "import": "./dist/index.js"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(pkg.join("dist/index.js"), "").unwrap();
+        std::fs::create_dir_all(base.join("local")).unwrap();
+        std::fs::write(base.join("local/index.ts"), "").unwrap();
+
+        assert_eq!(
+            resolve_spec("@acme/crm", base).unwrap(),
+            pkg.join("dist/index.js")
+        );
+        assert_eq!(
+            resolve_spec("./local", base).unwrap(),
+            base.join("./local").join("index.ts")
+        );
+        let file = base.join("local/index.ts");
+        assert_eq!(resolve_spec(file.to_str().unwrap(), base).unwrap(), file);
+        // A package name never leaves node_modules.
+        for bad in ["@acme/../../local", "a//b", "a\\b"] {
+            let e = resolve_spec(bad, base).unwrap_err().to_string();
+            assert!(e.contains("not a package name"), "{bad}: {e}");
+        }
+        let e = resolve_spec("missing-plugin", base)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("TOOLHOST_PLUGINS names `missing-plugin`"), "{e}");
+        assert!(e.contains("node_modules"), "{e}");
+    }
+
+    #[test]
+    fn credentials_come_from_the_file_the_environment_or_the_store_and_are_kept_to_redact() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("index.js"), "").unwrap();
+        let module = || PluginModule::at("x", &dir.path().join("index.js")).unwrap();
+        // A variable every test process has (setting one would need `unsafe`).
+        let path = std::env::var("PATH").unwrap();
+        let secrets = |owner: String, name: String| -> SecretFuture {
+            Box::pin(async move {
+                (owner == "plugin:crm" && name == "client").then(|| "from-the-store".to_string())
+            })
+        };
+        let table: Value = serde_json::json!({
+            "config": {"region": "eu"},
+            "credentials": {
+                "a": "written",
+                "b": {"env": "PATH"},
+                "c": {"secret": "client"},
+                "d": {"user": "u", "pass": "p"}
+            },
+            "network": false
+        });
+        let mut m = module();
+        rt.block_on(configure(&mut m, "crm", Some(&table), &secrets))
+            .unwrap();
+        assert_eq!(m.settings["config"], serde_json::json!({"region": "eu"}));
+        assert_eq!(
+            m.settings["credentials"],
+            serde_json::json!({"a": "written", "b": path, "c": "from-the-store", "d": {"user": "u", "pass": "p"}})
+        );
+        let mut kept = m.secrets.clone();
+        kept.sort();
+        let mut expected = vec![
+            path.clone(),
+            "from-the-store".into(),
+            "p".into(),
+            "u".into(),
+            "written".into(),
+        ];
+        expected.sort();
+        assert_eq!(kept, expected);
+        assert!(!m.network);
+
+        let missing = serde_json::json!({"credentials": {"c": {"secret": "other"}}});
+        let e = rt
+            .block_on(configure(&mut module(), "crm", Some(&missing), &secrets))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("credentials.c") && e.contains("toolhost plugins secret crm other"),
+            "{e}"
+        );
+        let unknown = serde_json::json!({"settings": {}});
+        let e = rt
+            .block_on(configure(&mut module(), "crm", Some(&unknown), &secrets))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[plugins.crm]") && e.contains("settings"), "{e}");
+    }
+}
