@@ -10,6 +10,7 @@ mod auth;
 mod body;
 mod calls;
 mod catalog;
+mod cluster;
 mod guard;
 mod health;
 mod history;
@@ -67,6 +68,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/metrics", get(health::metrics))
+        .route("/cluster", get(cluster::status))
         .route("/openapi.json", get(openapi_json))
         .route("/tool-sets", get(catalog::tool_sets))
         .route("/plugins", get(catalog::plugins))
@@ -134,6 +136,7 @@ pub fn router(state: ApiState, allowed: Allowed) -> Router {
     paths(
         health::healthz,
         health::metrics,
+        cluster::status,
         catalog::tool_sets,
         catalog::plugins,
         agents::list,

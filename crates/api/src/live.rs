@@ -73,6 +73,7 @@ impl CallResult {
         let outcome = match (result.stopped, result.is_error) {
             (Some(Stopped::Cancelled), _) => "cancelled",
             (Some(Stopped::TimedOut), _) => "timeout",
+            (Some(Stopped::Overloaded), _) => "overloaded",
             (None, true) => "error",
             (None, false) => "success",
         };

@@ -47,6 +47,13 @@ pub(crate) fn load(root: &Path, root_index: usize, dir: &Path) -> FolderEntry {
     }
 }
 
+/// One tool folder outside any catalog (a fleet runner's copy of a bundle): the tool, or
+/// why the folder is not one.
+pub fn load_tool(root: &Path, dir: &Path) -> Result<Arc<Tool>, Vec<Diagnostic>> {
+    let entry = load(root, 0, dir);
+    entry.tool.ok_or(entry.diagnostics)
+}
+
 /// [`list_tool_dirs`] of a root that may be listed: see [`followable`].
 pub(crate) fn list_root(root: &Root) -> std::io::Result<Vec<(String, PathBuf)>> {
     followable(root)?;

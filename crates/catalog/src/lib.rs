@@ -20,6 +20,7 @@ pub mod watch;
 
 pub use catalog::{Catalog, CatalogEvent, EventKind, ResolvedTool, Tool};
 pub use error::CatalogError;
+pub use folder::load_tool;
 pub use hash::ContentHash;
 pub use roots::{Root, RootOrigin, RootsConfig};
 pub use users::{is_real_dir, validate_user};

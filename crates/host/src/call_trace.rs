@@ -55,6 +55,7 @@ impl CallTrace {
         self.record.outcome = match (result.stopped, result.is_error) {
             (Some(Stopped::TimedOut), _) => CallOutcome::TimedOut,
             (Some(Stopped::Cancelled), _) => CallOutcome::Abandoned,
+            (Some(Stopped::Overloaded), _) => CallOutcome::Error,
             (None, true) => CallOutcome::Error,
             (None, false) => CallOutcome::Ok,
         };

@@ -94,6 +94,9 @@ pub struct ConfigFile {
     /// `[console]`: the web console's settings.
     #[serde(default)]
     pub console: ConsoleConfig,
+    /// `[cluster]`: this node's place in a fleet (gateways and runners on NATS).
+    #[serde(default)]
+    pub cluster: crate::cluster::ClusterConfig,
 }
 
 /// `[console]`: the web console's settings.

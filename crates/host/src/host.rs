@@ -34,6 +34,9 @@ pub struct HostOptions {
     /// A persistent store beside the configuration file: its agents and tokens join the
     /// file's, and it keeps the call log. `None`: the file alone, calls logged by tracing.
     pub store: Option<Arc<dyn Persistence>>,
+    /// The fleet this host is a gateway of: folder tools run on its runners. `None`: on
+    /// this host.
+    pub fleet: Option<Arc<dyn crate::Fleet>>,
 }
 
 /// A persistent store as the host uses it: given the configuration file's agents and
@@ -76,6 +79,7 @@ pub struct Host {
     metrics: Arc<CallMetrics>,
     /// Announces edits to third-party plugins' files (when watching).
     _plugin_watch: Option<crate::plugin_watch::PluginWatch>,
+    fleet: Option<Arc<dyn crate::Fleet>>,
 }
 
 impl Host {
@@ -91,6 +95,7 @@ impl Host {
             tool_sets,
             watch,
             store,
+            fleet,
         } = options;
         // First: a name that breaks the user-name rule must not reach anything.
         let default_caller = Caller::new(user_space(data.as_deref(), user.as_deref())?);
@@ -108,7 +113,17 @@ impl Host {
             WatchedCatalog::unwatched(catalog)
         });
         let env = tool_env(&config, &catalog.read(), homes_dir(data.as_deref()));
-        let runtime = Runtime::new(config.runtime.clone(), env)?;
+        let runtime = match &fleet {
+            None => Runtime::new(config.runtime.clone(), env)?,
+            Some(fleet) => {
+                // A gateway runs no tool process: no spare sandboxes wait here.
+                let mut runtime_config = config.runtime.clone();
+                runtime_config.sandbox.spares = 0;
+                let local = toolhost_runtime::LocalExecutor::new(&runtime_config, env)?
+                    .dispatch_folders_to(fleet.dispatch());
+                Runtime::with_executor(runtime_config, local)?
+            }
+        };
         let registry = if tool_sets {
             let runner: Arc<dyn toolhost_toolsets::PluginRunner> = Arc::new(
                 crate::plugins::RuntimeRunner::new(runtime.clone(), data.clone(), user.clone()),
@@ -179,7 +194,13 @@ impl Host {
             call_log,
             metrics,
             _plugin_watch: plugin_watch,
+            fleet,
         })
+    }
+
+    /// The fleet this host is a gateway of, if it is one.
+    pub fn fleet(&self) -> Option<&Arc<dyn crate::Fleet>> {
+        self.fleet.as_ref()
     }
 
     /// The configuration it booted with.

@@ -36,6 +36,7 @@ fn options(root: &Path, data: &Path, config: &str) -> HostOptions {
         tool_sets: true,
         watch: false,
         store: None,
+        fleet: None,
     }
 }
 

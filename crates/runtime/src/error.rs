@@ -42,6 +42,13 @@ pub enum RuntimeError {
     /// A user or home no tool may run in.
     #[error("{0}")]
     Home(String),
+    /// The call could not be handed to a runner of the fleet (none is live, the
+    /// messaging is down, the tool's bundle could not be made): it did not start.
+    #[error("{0}")]
+    Dispatch(String),
+    /// Every runner tried is busy: the call did not start, and may be retried shortly.
+    #[error("{0}")]
+    Overloaded(String),
 }
 
 impl RuntimeError {

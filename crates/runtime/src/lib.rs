@@ -15,6 +15,7 @@ mod cache;
 mod call;
 mod code;
 mod config;
+mod dispatch;
 mod email_db;
 mod error;
 mod events;
@@ -40,6 +41,7 @@ mod version;
 
 pub use call::{Call, CallEvent, Canceller, Progress};
 pub use config::{RuntimeConfig, ToolEnv, UserSpace, WorkerScope};
+pub use dispatch::{Dispatch, RemoteCall, RemoteControl, Starting};
 pub use error::RuntimeError;
 pub use events::{ErrorKind, EventReceiver, EventSender, ExecutionEvent, channel as event_channel};
 pub use executor::{Execution, ExecutionControl, Executor, Running, Waiting};

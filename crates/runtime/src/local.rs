@@ -14,6 +14,7 @@ use toolhost_spec::Language;
 use crate::RuntimeError;
 use crate::code::Code;
 use crate::config::{RuntimeConfig, ToolEnv, UserSpace, WorkerScope};
+use crate::dispatch::{Dispatch, RemoteCall};
 use crate::events::{ErrorKind, ExecutionEvent};
 use crate::executor::{Execution, ExecutionControl, Executor, Running};
 use crate::launch::Launcher;
@@ -33,6 +34,8 @@ pub struct LocalExecutor {
     worker_scope: WorkerScope,
     /// Where the workers' sockets are made; removed with the executor.
     run_dir: PathBuf,
+    /// Where folder tools run instead, on a fleet's gateway.
+    dispatch: Option<Arc<dyn Dispatch>>,
 }
 
 impl Drop for LocalExecutor {
@@ -102,7 +105,20 @@ impl LocalExecutor {
             bash: config.bash.clone(),
             worker_scope: config.worker_scope,
             run_dir,
+            dispatch: None,
         })
+    }
+
+    /// Hands every folder tool's call to `dispatch` instead of running it here (a fleet's
+    /// gateway: its runners run them). Native tools still run in this process.
+    pub fn dispatch_folders_to(mut self, dispatch: Arc<dyn Dispatch>) -> LocalExecutor {
+        self.dispatch = Some(dispatch);
+        self
+    }
+
+    /// Whether folder tools run elsewhere (see [`LocalExecutor::dispatch_folders_to`]).
+    pub fn dispatches(&self) -> bool {
+        self.dispatch.is_some()
     }
 
     /// Starts long-lived servers (stdio MCP servers) with this executor's sandbox.
@@ -256,7 +272,16 @@ impl Executor for LocalExecutor {
                 call.call_id,
                 call.cancelled,
             )),
-            ToolRef::Folder(tool) => self.start_folder(tool, &call).await,
+            ToolRef::Folder(tool) => match &self.dispatch {
+                Some(dispatch) => {
+                    let running = dispatch.start(call, tool).await?;
+                    Ok(Running {
+                        control: LocalControl(Control::Remote(running.control.0)),
+                        events: running.events,
+                    })
+                }
+                None => self.start_folder(tool, &call).await,
+            },
             ToolRef::Plugin(tool) => self.start_plugin(tool, &call).await,
         }
     }
@@ -264,7 +289,9 @@ impl Executor for LocalExecutor {
     /// Waits until the sandbox's spare helpers have started, so that the next new worker
     /// or process starts without that cost.
     async fn warm_up(&self) {
-        if let Some(sandbox) = &self.launcher.sandbox {
+        if let Some(sandbox) = &self.launcher.sandbox
+            && self.dispatch.is_none()
+        {
             sandbox.settled().await;
         }
     }
@@ -305,6 +332,8 @@ pub(crate) enum Control {
     Process { pgid: i32 },
     /// A native tool: cancellation is its context's flag; killing aborts its task.
     Task(tokio::task::AbortHandle),
+    /// A folder tool's call dispatched elsewhere.
+    Remote(Box<dyn RemoteCall>),
 }
 
 impl ExecutionControl for LocalControl {
@@ -313,6 +342,7 @@ impl ExecutionControl for LocalControl {
             Control::Worker { worker, id, .. } => worker.cancel(*id),
             Control::Process { pgid } => signal_group(*pgid, rustix::process::Signal::TERM),
             Control::Task(_) => {}
+            Control::Remote(call) => call.cancel(),
         }
     }
 
@@ -321,10 +351,15 @@ impl ExecutionControl for LocalControl {
             Control::Worker { worker, .. } => worker.kill("killed after ignoring cancellation"),
             Control::Process { pgid } => signal_group(*pgid, rustix::process::Signal::KILL),
             Control::Task(task) => task.abort(),
+            Control::Remote(call) => call.kill(),
         }
     }
 
     fn finish(self, failure: Option<ErrorKind>) {
+        if let Control::Remote(call) = self.0 {
+            call.finish(failure);
+            return;
+        }
         if let Control::Worker {
             worker,
             id,

@@ -38,6 +38,8 @@ pub enum Stopped {
     Cancelled,
     /// Its deadline, or its idle timer, ran out.
     TimedOut,
+    /// It never started: every runner of the fleet tried was busy. Safe to retry.
+    Overloaded,
 }
 
 impl ToolResult {

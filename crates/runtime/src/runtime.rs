@@ -329,7 +329,13 @@ async fn run<E: Executor>(
     };
     let Running { control, events } = match started {
         Ok(Ok(started)) => started,
-        Ok(Err(e)) => return ToolResult::error(secrets.clean(&e.to_string())),
+        Ok(Err(e)) => {
+            let mut result = ToolResult::error(secrets.clean(&e.to_string()));
+            if matches!(e, RuntimeError::Overloaded(_)) {
+                result.stopped = Some(crate::Stopped::Overloaded);
+            }
+            return result;
+        }
         Err(stop) => {
             let mut message = stop.message();
             if let Some(what) = waiting.get() {

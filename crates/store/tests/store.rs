@@ -1220,6 +1220,7 @@ async fn a_host_with_a_store_serves_stored_agents_and_accepts_stored_tokens() {
                 store.clone(),
                 QueueOptions::default(),
             ))),
+            fleet: None,
         })
         .await
         .unwrap();

@@ -1,6 +1,7 @@
 //! `toolhost`: the one binary. Each subcommand lives in `cmd/`.
 
 mod catalog_args;
+mod cluster_args;
 mod cmd;
 mod output;
 mod registry;
@@ -60,6 +61,8 @@ enum Command {
     Mcp(cmd::mcp::Args),
     /// Run the server: MCP over Streamable HTTP at /mcp (127.0.0.1:7878 by default).
     Serve(cmd::serve::Args),
+    /// Run tool calls for a fleet's gateways (`serve` with `[cluster] nats`).
+    Runner(cmd::runner::Args),
     /// Make and hash bearer tokens for `serve`.
     Token(cmd::token::Args),
     /// Print the store's agents and MCP servers as toolhost.toml sections.
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => cmd::doctor::run(args),
         Command::Mcp(args) => cmd::mcp::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Runner(args) => cmd::runner::run(args),
         Command::Token(args) => cmd::token::run(args),
         Command::Export(args) => cmd::transfer::export(args),
         Command::Import(args) => cmd::transfer::import(args),

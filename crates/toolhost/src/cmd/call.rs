@@ -71,6 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tool_sets: args.agent.is_some(),
         watch: false,
         store: None,
+        fleet: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

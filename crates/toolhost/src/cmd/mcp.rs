@@ -45,6 +45,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tool_sets: args.agent.is_some(),
         watch: true,
         store: None,
+        fleet: None,
     };
     run_to_end(serving_runtime()?, async move {
         let mut options = options;

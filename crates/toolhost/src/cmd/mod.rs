@@ -9,6 +9,7 @@ pub mod new;
 pub mod plugin_secret;
 pub mod plugins;
 pub mod resolve;
+pub mod runner;
 pub mod sandbox;
 pub mod serve;
 pub mod sync;

@@ -16,6 +16,7 @@ use toolhost_mcp::http::HttpOptions;
 use toolhost_store::{Persisted, QueueOptions};
 
 use crate::catalog_args::CatalogArgs;
+use crate::cluster_args::ClusterArgs;
 use crate::cmd::mcp::{cancel_on_signal, run_to_end, serving_runtime};
 use crate::store_args::StoreArgs;
 
@@ -38,6 +39,8 @@ pub struct Args {
     config: Option<PathBuf>,
     #[command(flatten)]
     store: StoreArgs,
+    #[command(flatten)]
+    cluster: ClusterArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -55,6 +58,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         allowed_hosts.push(addr.ip().to_string());
     }
     let with_store = args.store.location(&config)?.is_some();
+    let login = args.cluster.login(&config.cluster, "gateway")?;
+    let lost_after = args
+        .cluster
+        .apply(&config.cluster)
+        .lost_after
+        .unwrap_or(Duration::from_secs(3));
+    if login.is_some() && !with_store {
+        anyhow::bail!(
+            "a gateway needs the fleet's shared store: --database postgres://… or [store] url"
+        );
+    }
     toolhost_host::check_exposure(&config, addr, args.catalog.user.is_some(), with_store)?;
     let connection_limits = fit_fd_limit(ConnectionLimits::from_config(&config.serve));
     // First start on a data folder: Officer's standard tools, as Officer's seed sync
@@ -77,6 +91,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tool_sets: !config.agents.is_empty() || with_store,
         watch: true,
         store: None,
+        fleet: None,
         config,
     };
     let store_args = args.store.clone();
@@ -94,6 +109,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 Some(persisted)
             }
             None => None,
+        };
+        // A gateway: folder tools run on the fleet's runners.
+        let gateway = match (login, &store) {
+            (Some(login), Some(store)) => {
+                let client = login.connect().await?;
+                let gateway = toolhost_fleet::Gateway::start(
+                    client,
+                    toolhost_fleet::gateway::GatewayOptions {
+                        node: login.node.clone(),
+                        env: toolhost_fleet::wire::CallEnv {
+                            vars: options.config.env.clone(),
+                            resources: options.config.resources_json(),
+                        },
+                        lost_after,
+                        bundles: toolhost_fleet::Bundles::new(store.store().clone()),
+                    },
+                )
+                .await
+                .context("cannot join the fleet")?;
+                options.fleet = Some(Arc::new(gateway.clone()));
+                eprintln!("gateway {} of the fleet at {}", login.node, login.url);
+                Some(gateway)
+            }
+            _ => None,
         };
         // Bound before the host boots: an OAuth access token names the URL clients use,
         // which, without `[serve] public_url`, is the bound address (its port may be 0
@@ -174,6 +213,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             toolhost_host::ToolSource::close_turns(&**source).await;
         }
         host.shutdown().await;
+        drop(gateway);
         if let Some(store) = store {
             // The calls of the last moments are in the queue still.
             if !store.queue().flush(SHUTDOWN_WAIT).await {

@@ -1,0 +1,467 @@
+//! A whole fleet on loopback, as real processes: one PostgreSQL, one `nats-server` (with a
+//! user per role), gateways (`toolhost serve --nats`) and runners (`toolhost runner`).
+//! Every process is stopped by its process id when the test ends, passing or failing.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::stderr::Collected;
+use crate::common::{Fixture, Server, copy_dir};
+
+/// The password every NATS user of the test has (one per role and runner).
+pub const PASSWORD: &str = "fleet-test-password";
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for_port(port: u16, what: &str) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "{what} did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, signal: rustix::process::Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+}
+
+/// A throwaway PostgreSQL of this test's, in a temporary folder.
+pub struct Postgres {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+    as_user: Option<String>,
+    pub url: String,
+}
+
+impl Postgres {
+    pub fn start() -> Postgres {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL is missing: scripts/test installs Debian's postgresql")
+            .flatten()
+            .map(|e| e.path().join("bin"))
+            .filter(|p| p.join("initdb").exists())
+            .max()
+            .expect("no PostgreSQL binaries under /usr/lib/postgresql");
+        let dir = tempfile::tempdir().unwrap();
+        let as_user = rustix::process::getuid().is_root().then(|| {
+            let ok = Command::new("id")
+                .arg("postgres")
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if ok { "postgres" } else { "nobody" }.to_string()
+        });
+        if let Some(user) = &as_user {
+            Command::new("chown")
+                .arg(user)
+                .arg(dir.path())
+                .status()
+                .unwrap();
+        }
+        let port = free_port();
+        let pg = Postgres {
+            url: format!("postgres://toolhost@127.0.0.1:{port}/postgres"),
+            dir,
+            bin,
+            port,
+            as_user,
+        };
+        let out = pg
+            .command("initdb")
+            .arg("-D")
+            .arg(pg.data())
+            .args(["-U", "toolhost", "--auth=trust", "-E", "UTF8", "--no-sync"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "initdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pg.up();
+        pg
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut cmd = match &self.as_user {
+            Some(user) => {
+                let gid = String::from_utf8(
+                    Command::new("id")
+                        .args(["-g", user])
+                        .output()
+                        .unwrap()
+                        .stdout,
+                )
+                .unwrap();
+                let mut c = Command::new("setpriv");
+                c.arg(format!("--reuid={user}"))
+                    .arg(format!("--regid={}", gid.trim()))
+                    .arg("--clear-groups")
+                    .arg("--")
+                    .arg(self.bin.join(program));
+                c
+            }
+            None => Command::new(self.bin.join(program)),
+        };
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    fn up(&self) {
+        let options = format!(
+            "-c listen_addresses=127.0.0.1 -p {} -c unix_socket_directories={} -c fsync=off -c max_connections=200",
+            self.port,
+            self.dir.path().display()
+        );
+        let out = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(self.data())
+            .arg("-l")
+            .arg(self.dir.path().join("server.log"))
+            .args(["-w", "-t", "60", "-o", &options, "start"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pg_ctl start: {}{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+        );
+        wait_for_port(self.port, "PostgreSQL");
+    }
+
+    fn pid(&self) -> Option<u32> {
+        std::fs::read_to_string(self.data().join("postmaster.pid"))
+            .ok()?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Stops the server (by its pid) and waits until it is gone.
+    pub fn stop(&self) {
+        let Some(pid) = self.pid() else { return };
+        signal(pid, rustix::process::Signal::INT);
+        let until = Instant::now() + Duration::from_secs(20);
+        while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal(pid, rustix::process::Signal::KILL);
+    }
+
+    /// Stops and starts it again on the same port.
+    pub fn restart(&self) {
+        self.stop();
+        self.up();
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn nats_server() -> PathBuf {
+    ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .expect("nats-server is missing: scripts/test installs Debian's nats-server")
+}
+
+/// A `nats-server` with the fleet's users: `gateway` (every gateway), `runner-N` for each
+/// runner (its own subjects only) and `admin` (everything: the tests' monitor).
+pub struct Nats {
+    child: Option<Child>,
+    conf: PathBuf,
+    _dir: tempfile::TempDir,
+    pub port: u16,
+    pub url: String,
+}
+
+/// NATS permissions of a runner: its own subjects, and answering on inboxes.
+pub fn runner_permissions(id: &str) -> String {
+    format!(
+        r#"{{ publish: ["_INBOX.>", "toolhost.runners.{id}", "toolhost.alive.*", "toolhost.bundle.get"],
+              subscribe: ["toolhost.call.{id}", "toolhost.cancel.{id}.*", "_INBOX.{id}.>"] }}"#
+    )
+}
+
+impl Nats {
+    pub fn start(runners: usize) -> Nats {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut users = vec![
+            format!(
+                r#"{{ user: "gateway", password: "{PASSWORD}", permissions: {{
+                   publish: ["toolhost.call.>", "toolhost.cancel.>", "toolhost.gateways.*", "toolhost.catalog.changed", "_INBOX.>"],
+                   subscribe: ["_INBOX.>", "toolhost.runners.*", "toolhost.gateways.*", "toolhost.alive.*", "toolhost.bundle.get", "toolhost.catalog.changed"] }} }}"#
+            ),
+            format!(r#"{{ user: "admin", password: "{PASSWORD}" }}"#),
+        ];
+        for n in 1..=runners {
+            let id = format!("runner-{n}");
+            users.push(format!(
+                r#"{{ user: "{id}", password: "{PASSWORD}", permissions: {} }}"#,
+                runner_permissions(&id)
+            ));
+        }
+        let config = format!(
+            "listen: \"127.0.0.1:{port}\"\nmax_payload: 8MB\nauthorization {{\n  users = [\n{}\n  ]\n}}\n",
+            users.join(",\n")
+        );
+        let conf = dir.path().join("nats.conf");
+        std::fs::write(&conf, config).unwrap();
+        let mut nats = Nats {
+            child: None,
+            conf,
+            _dir: dir,
+            port,
+            url: format!("nats://127.0.0.1:{port}"),
+        };
+        nats.up();
+        nats
+    }
+
+    fn up(&mut self) {
+        let child = Command::new(nats_server())
+            .arg("-c")
+            .arg(&self.conf)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        wait_for_port(self.port, "nats-server");
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn restart(&mut self) {
+        self.stop();
+        self.up();
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A `toolhost runner`, killed by its pid when dropped.
+pub struct RunnerProcess {
+    pub id: String,
+    pub child: Child,
+    logs: Collected,
+}
+
+impl RunnerProcess {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn logs(&self) -> String {
+        self.logs.text()
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn pause(&self) {
+        signal(self.pid(), rustix::process::Signal::STOP);
+    }
+
+    pub fn resume(&self) {
+        signal(self.pid(), rustix::process::Signal::CONT);
+    }
+}
+
+impl Drop for RunnerProcess {
+    fn drop(&mut self) {
+        signal(self.pid(), rustix::process::Signal::CONT);
+        self.kill();
+    }
+}
+
+/// The fleet: its fixture (tools and homes shared by every node), store, NATS, gateways
+/// and runners.
+pub struct Cluster {
+    pub f: Fixture,
+    pub pg: Postgres,
+    pub nats: Nats,
+    pub gateways: Vec<Server>,
+    pub runners: Vec<Option<RunnerProcess>>,
+    pub token: String,
+}
+
+impl Cluster {
+    /// `gateways` gateways and `runners` runners (of `slots` calls each), every runner
+    /// heard by every gateway before this returns.
+    pub fn start(gateways: usize, runners: usize, slots: usize) -> Cluster {
+        let f = Fixture::new();
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fleet-tools"),
+            &f.tools(),
+        );
+        let pg = Postgres::start();
+        let nats = Nats::start(runners + 1);
+        let mut cluster = Cluster {
+            f,
+            pg,
+            nats,
+            gateways: Vec::new(),
+            runners: Vec::new(),
+            token: String::new(),
+        };
+        for n in 1..=runners {
+            let runner = cluster.start_runner(n, slots);
+            cluster.runners.push(Some(runner));
+        }
+        for n in 1..=gateways {
+            let gateway = cluster.start_gateway(n);
+            if n == 1 {
+                cluster.token = crate::stored::admin_token(&gateway.logs());
+            }
+            cluster.gateways.push(gateway);
+        }
+        cluster.await_runners(runners);
+        cluster
+    }
+
+    pub fn start_runner(&self, n: usize, slots: usize) -> RunnerProcess {
+        let id = format!("runner-{n}");
+        let mut cmd = self.f.toolhost();
+        cmd.args(["runner", "--nats", &self.nats.url, "--node", &id])
+            .arg("--data")
+            .arg(self.f.data())
+            .args(["--slots", &slots.to_string()])
+            .env("TOOLHOST_NATS_PASSWORD", PASSWORD)
+            // Each runner its own cache, as on its own machine.
+            .env(
+                "XDG_CACHE_HOME",
+                self.f.dir.path().join(format!("cache-{id}")),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut before = String::new();
+        loop {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).unwrap();
+            before += &line;
+            assert!(n > 0, "{id} exited before joining:\n{before}");
+            if line.contains("taking up to") {
+                break;
+            }
+        }
+        RunnerProcess {
+            id: id.clone(),
+            child,
+            logs: Collected::start(&id, before, stderr),
+        }
+    }
+
+    pub fn start_gateway(&self, n: usize) -> Server {
+        let mut cmd = self.f.toolhost();
+        cmd.args([
+            "serve",
+            "--nats",
+            &self.nats.url,
+            "--node",
+            &format!("gateway-{n}"),
+        ])
+        .arg("--data")
+        .arg(self.f.data())
+        .args(["--database", &self.pg.url])
+        .env("TOOLHOST_NATS_PASSWORD", PASSWORD)
+        .env(
+            "XDG_CACHE_HOME",
+            self.f.dir.path().join(format!("cache-gateway-{n}")),
+        );
+        Server::start(cmd)
+    }
+
+    /// Waits until every gateway has heard `n` runners (their `cluster` status).
+    pub fn await_runners(&self, n: usize) {
+        let until = Instant::now() + Duration::from_secs(20);
+        for g in &self.gateways {
+            loop {
+                let status = self.status(g);
+                let heard = status["runners"].as_array().map_or(0, Vec::len);
+                if heard == n {
+                    break;
+                }
+                assert!(
+                    Instant::now() < until,
+                    "gateway at {} heard {heard} runners, not {n}: {status}",
+                    g.addr
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
+    /// `GET /api/v1/cluster` of gateway `g`.
+    pub fn status(&self, g: &Server) -> serde_json::Value {
+        let api = crate::api_client::Api {
+            addr: &g.addr,
+            token: Some(self.token.clone()),
+        };
+        let r = api.request("GET", "/cluster", None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        crate::api_client::json_of(&r)
+    }
+
+    /// The lines of the side-effect log of the admin user.
+    pub fn effects(&self) -> Vec<String> {
+        std::fs::read_to_string(self.f.home("admin").join("effects.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    pub fn runner(&mut self, id: &str) -> &mut RunnerProcess {
+        self.runners
+            .iter_mut()
+            .flatten()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("no runner {id}"))
+    }
+}
+
+/// Makes `path` readable by tools' own users (sandboxed tools run as other uids).
+pub fn world_readable(path: &Path) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
