@@ -407,6 +407,9 @@ async fn start(
         request.deadline_ms = RUNNER_DEADLINE_MS;
         request.sent_at_ms = crate::now_ms();
         let body = serde_json::to_vec(&request).map_err(|e| nats(&e))?;
+        // On the books before the runner can ask about it: a runner that accepted a call
+        // its gateway does not know of would stop it.
+        let booked = Booked::new(&shared, &id, runner);
         shared
             .client
             .publish_with_reply(wire::call_subject(runner), inbox, body.into())
@@ -423,6 +426,7 @@ async fn start(
             }
             Ok(Some(m)) => match serde_json::from_slice::<Frame>(&m.payload) {
                 Ok(Frame::Accepted { .. }) => {
+                    booked.keep();
                     return Ok(accepted(&shared, id, runner.to_string(), replies));
                 }
                 Ok(Frame::Busy { running, .. }) => {
@@ -458,6 +462,44 @@ async fn start(
 /// cancels the call when it passes; the runner's own is only a backstop.
 const RUNNER_DEADLINE_MS: u64 = 24 * 3600 * 1000;
 
+/// A call on the books as offered to a runner; taken off again unless kept (accepted).
+struct Booked<'a> {
+    shared: &'a Shared,
+    id: &'a str,
+    kept: bool,
+}
+
+impl<'a> Booked<'a> {
+    fn new(shared: &'a Shared, id: &'a str, runner: &str) -> Booked<'a> {
+        shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_string(), runner.to_string());
+        Booked {
+            shared,
+            id,
+            kept: false,
+        }
+    }
+
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Booked<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.shared
+                .waiting
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(self.id);
+        }
+    }
+}
+
 /// A call `runner` accepted: its frames become the call's events.
 fn accepted(
     shared: &Arc<Shared>,
@@ -465,11 +507,6 @@ fn accepted(
     runner: String,
     mut replies: async_nats::Subscriber,
 ) -> Running<RemoteControl> {
-    shared
-        .waiting
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(id.clone(), runner.clone());
     let (tx, events) = toolhost_runtime::event_channel();
     let lost_after = shared.lost_after;
     let who = runner.clone();

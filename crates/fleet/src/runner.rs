@@ -23,7 +23,7 @@ use toolhost_runtime::{
 };
 
 use crate::members::ANNOUNCE_EVERY;
-use crate::wire::{self, ACCEPT_WAIT, ACCEPT_WITHIN, Announcement, CallEnv, CallRequest, Frame};
+use crate::wire::{self, ACCEPT_WITHIN, Announcement, CallEnv, CallRequest, Frame};
 use crate::{FleetError, bundle};
 
 /// A gateway silent this many times in a row is taken for gone.
@@ -63,7 +63,6 @@ struct Shared {
 /// A call this runner took.
 struct Taken {
     gateway: String,
-    accepted: Instant,
     canceller: Option<Canceller>,
     kill: Arc<Notify>,
 }
@@ -284,7 +283,6 @@ async fn take_calls(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
                     request.call.clone(),
                     Taken {
                         gateway: request.gateway.clone(),
-                        accepted: Instant::now(),
                         canceller: None,
                         kill: Arc::clone(&kill),
                     },
@@ -436,15 +434,13 @@ async fn check_gateways(shared: Arc<Shared>) {
     let mut silent: HashMap<String, u32> = HashMap::new();
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        // A call just accepted may not be on its gateway's books yet.
+        // A gateway books a call before offering it, so every call taken is on its books.
         let mut by_gateway: HashMap<String, Vec<String>> = HashMap::new();
         for (call, taken) in shared.running().iter() {
-            if taken.accepted.elapsed() > ACCEPT_WAIT {
-                by_gateway
-                    .entry(taken.gateway.clone())
-                    .or_default()
-                    .push(call.clone());
-            }
+            by_gateway
+                .entry(taken.gateway.clone())
+                .or_default()
+                .push(call.clone());
         }
         silent.retain(|g, _| by_gateway.contains_key(g));
         for (gateway, calls) in by_gateway {

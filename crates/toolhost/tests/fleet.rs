@@ -19,27 +19,41 @@ mod stored;
 use std::time::{Duration, Instant};
 
 use cluster::Cluster;
-use raw_http::{MCP_POST, send};
+use raw_http::{MCP_POST, open, read_until, send};
 use serde_json::{Value, json};
 
-/// A stateless (2026-07-28) `tools/call` of `name` through the gateway at `addr`: the
-/// JSON-RPC response and the progress notifications that came before it.
-fn call_at(addr: &str, token: &str, name: &str, args: Value) -> (Value, Vec<Value>) {
+/// The body and headers of a stateless (2026-07-28) `tools/call` of `name`.
+fn stateless_call(token: &str, name: &str, args: Value) -> (String, Vec<(String, String)>) {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": name, "arguments": args, "_meta": {
             "progressToken": "p",
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {}}}})
     .to_string();
-    let auth = format!("Bearer {token}");
-    let mut headers = MCP_POST.to_vec();
-    headers.extend_from_slice(&[
-        ("Host", "127.0.0.1"),
-        ("Authorization", auth.as_str()),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", name),
-    ]);
+    let mut headers: Vec<(String, String)> = MCP_POST
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for (k, v) in [
+        ("Host", "127.0.0.1".to_string()),
+        ("Authorization", format!("Bearer {token}")),
+        ("MCP-Protocol-Version", "2026-07-28".into()),
+        ("Mcp-Method", "tools/call".into()),
+        ("Mcp-Name", name.into()),
+    ] {
+        headers.push((k.to_string(), v));
+    }
+    (body, headers)
+}
+
+/// A stateless (2026-07-28) `tools/call` of `name` through the gateway at `addr`: the
+/// JSON-RPC response and the progress notifications that came before it.
+fn call_at(addr: &str, token: &str, name: &str, args: Value) -> (Value, Vec<Value>) {
+    let (body, headers) = stateless_call(token, name, args);
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     let r = send(addr, "POST", &headers, body.as_bytes());
     assert_eq!(r.status, 200, "{}", r.body);
     let messages: Vec<Value> = if r.body.trim_start().starts_with('{') {
@@ -198,4 +212,246 @@ fn a_runner_killed_mid_call_gives_one_unknown_outcome_and_no_rerun() {
     assert_ne!(effect(&response)["runner"], home.as_str());
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(starts(&c.effects(), "lost"), 1, "the lost call ran again");
+}
+
+/// Waits until the side-effect log has a line `what`, or panics after `within`.
+fn await_line(c: &Cluster, what: &str, within: Duration) -> Duration {
+    let t = Instant::now();
+    while !c
+        .effects()
+        .iter()
+        .any(|l| l == what || l.starts_with(&format!("{what} ")))
+    {
+        assert!(
+            t.elapsed() < within,
+            "no {what:?} within {within:?}: {:?}",
+            c.effects()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    t.elapsed()
+}
+
+/// A runner stopped (SIGSTOP) mid-call is lost the same way: its silence ends the call
+/// with one "outcome unknown" error, and resumed it does not finish the call either.
+#[test]
+fn a_runner_paused_mid_call_is_lost_by_its_silence() {
+    let mut c = Cluster::start(2, 3, 4);
+    let (response, _) = c.call(0, "effect", json!({"id": "warm"}));
+    let home = effect(&response)["runner"].as_str().unwrap().to_string();
+    let addr = c.gateway(1).to_string();
+    let token = c.token.clone();
+    let caller = std::thread::spawn(move || {
+        call_at(
+            &addr,
+            &token,
+            "effect",
+            json!({"id": "paused", "steps": 100, "delay_ms": 100}),
+        )
+    });
+    await_line(&c, "start paused", Duration::from_secs(20));
+    c.runner(&home).pause();
+    let paused = Instant::now();
+    let (response, _) = caller.join().unwrap();
+    assert!(is_error(&response), "{response}");
+    assert!(text(&response).contains("outcome is unknown"), "{response}");
+    assert!(
+        paused.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        paused.elapsed()
+    );
+    // Resumed, the runner learns its gateway no longer waits, and stops the tool.
+    c.runner(&home).resume();
+    await_line(&c, "aborted paused", Duration::from_secs(8));
+    assert!(!c.effects().contains(&"end paused".to_string()));
+    assert_eq!(starts(&c.effects(), "paused"), 1);
+}
+
+/// A gateway killed mid-call: the runner stops the call's tool (cancellation, then a kill
+/// after the grace) within a few seconds; nothing runs again; the call re-issued through
+/// the other gateway succeeds.
+#[test]
+fn a_gateway_killed_mid_call_gets_its_calls_stopped() {
+    let mut c = Cluster::start(2, 3, 4);
+    let addr = c.gateway(0).to_string();
+    let token = c.token.clone();
+    let caller = std::thread::spawn(move || {
+        let (body, headers) = stateless_call(
+            &token,
+            "effect",
+            json!({"id": "orphan", "steps": 100, "delay_ms": 100}),
+        );
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let mut conn = open(&addr, "POST", &headers, body.as_bytes());
+        let mut rest = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut conn, &mut rest);
+    });
+    await_line(&c, "start orphan", Duration::from_secs(20));
+    let _ = c.gateways[0].child.kill();
+    let _ = c.gateways[0].child.wait();
+    let took = await_line(&c, "aborted orphan", Duration::from_secs(6));
+    // cancel_grace is 2 s; the tool honours its AbortSignal at its next step.
+    assert!(took < Duration::from_millis(3500), "{took:?}");
+    caller.join().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!c.effects().contains(&"end orphan".to_string()));
+    assert_eq!(starts(&c.effects(), "orphan"), 1);
+    let (response, _) = c.call(1, "effect", json!({"id": "orphan-again"}));
+    effect(&response);
+}
+
+/// A client that closes its stream cancels the call: the tool on the runner sees its
+/// AbortSignal promptly.
+#[test]
+fn closing_the_stream_cancels_the_call_on_its_runner() {
+    let c = Cluster::start(2, 3, 4);
+    let (body, headers) = stateless_call(
+        &c.token,
+        "effect",
+        json!({"id": "closed", "steps": 100, "delay_ms": 100}),
+    );
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut conn = open(c.gateway(1), "POST", &headers, body.as_bytes());
+    read_until(&mut conn, "step 2 of 100");
+    drop(conn);
+    let closed = Instant::now();
+    await_line(&c, "aborted closed", Duration::from_secs(5));
+    assert!(
+        closed.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        closed.elapsed()
+    );
+    assert!(!c.effects().contains(&"end closed".to_string()));
+}
+
+/// More calls at once than the fleet has slots: every request gets exactly one answer:
+/// as many successes as slots, the rest a fast "overloaded" error; nothing queues, and
+/// nothing runs that was refused.
+#[test]
+fn a_flood_beyond_the_slots_gets_fast_overloaded_errors() {
+    let c = Cluster::start(2, 3, 1);
+    let token = c.token.clone();
+    let callers: Vec<_> = (0..12)
+        .map(|n| {
+            let addr = c.gateway(n).to_string();
+            let token = token.clone();
+            std::thread::spawn(move || {
+                let t = Instant::now();
+                let (response, _) = call_at(
+                    &addr,
+                    &token,
+                    "effect",
+                    json!({"id": format!("flood{n}"), "steps": 20, "delay_ms": 100}),
+                );
+                (response, t.elapsed())
+            })
+        })
+        .collect();
+    let answers: Vec<(Value, Duration)> = callers.into_iter().map(|t| t.join().unwrap()).collect();
+    let ok: Vec<_> = answers.iter().filter(|(r, _)| !is_error(r)).collect();
+    let overloaded: Vec<_> = answers
+        .iter()
+        .filter(|(r, _)| is_error(r) && text(r).contains("overloaded"))
+        .collect();
+    assert_eq!(ok.len(), 3, "{answers:?}");
+    assert_eq!(overloaded.len(), 9, "{answers:?}");
+    // Refused at once, long before a successful call (2 s of steps) could have freed a slot.
+    for (r, took) in &overloaded {
+        assert!(*took < Duration::from_millis(1500), "{took:?}: {r}");
+        assert!(text(r).contains("retry"), "{r}");
+    }
+    let lines = c.effects();
+    let started = (0..12)
+        .filter(|n| starts(&lines, &format!("flood{n}")) == 1)
+        .count();
+    assert_eq!(started, 3, "{lines:?}");
+}
+
+/// NATS keeps everyone to their role: anonymous connections are refused, a runner's
+/// credentials reach only its own subjects, and a call's secret appears in no message
+/// header and in no node's log (watched by an admin subscriber on every subject).
+#[test]
+fn nats_keeps_roles_apart_and_secrets_out_of_headers_and_logs() {
+    let c = Cluster::start(2, 3, 4);
+    let port = c.nats.port;
+    let (_, answer) = cluster::RawNats::login(port, None, "");
+    assert!(answer.contains("Authorization Violation"), "{answer}");
+    let (_, answer) = cluster::RawNats::login(port, Some("runner-1"), "wrong");
+    assert!(answer.contains("Authorization Violation"), "{answer}");
+    let (mut runner, answer) = cluster::RawNats::login(port, Some("runner-1"), cluster::PASSWORD);
+    assert_eq!(answer, "PONG");
+    for subject in [
+        "toolhost.call.runner-2",
+        "toolhost.call.>",
+        "toolhost.cancel.runner-2.*",
+        "_INBOX.gateway-1.>",
+        ">",
+    ] {
+        let answer = runner.subscribe(subject, 1);
+        assert!(
+            answer.contains("Permissions Violation"),
+            "{subject}: {answer}"
+        );
+    }
+    assert_eq!(runner.subscribe("toolhost.call.runner-1", 2), "PONG");
+    let (mut admin, answer) = cluster::RawNats::login(port, Some("admin"), cluster::PASSWORD);
+    assert_eq!(answer, "PONG");
+    assert_eq!(admin.subscribe(">", 1), "PONG");
+    let secret = "sk-live-7f3a9c1e5b2d4f6a8c0e";
+    let (response, _) = c.call(0, "secretive", json!({"api_key": secret}));
+    assert_eq!(
+        text(&response),
+        format!("got a key of {} characters", secret.len())
+    );
+    let messages = admin.messages(Duration::from_millis(1500));
+    let carrying: Vec<&str> = messages
+        .iter()
+        .filter(|(_, _, body)| body.contains(secret))
+        .map(|(subject, _, _)| subject.as_str())
+        .collect();
+    assert!(
+        !carrying.is_empty(),
+        "the call itself must carry its arguments"
+    );
+    for subject in &carrying {
+        assert!(
+            subject.starts_with("toolhost.call.runner-"),
+            "{subject} carried the secret"
+        );
+    }
+    for (subject, headers, _) in &messages {
+        assert!(
+            !headers.contains(secret),
+            "{subject}'s headers carried the secret"
+        );
+    }
+    for g in &c.gateways {
+        assert!(!g.logs().contains(secret), "a gateway logged the secret");
+    }
+    for r in c.runners.iter().flatten() {
+        assert!(!r.logs().contains(secret), "{} logged the secret", r.id);
+        // And no runner holds the database's address or credentials.
+        let environ = std::fs::read(format!("/proc/{}/environ", r.pid())).unwrap();
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", r.pid())).unwrap();
+        for bytes in [environ, cmdline] {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("postgres"),
+                "{} knows the database",
+                r.id
+            );
+        }
+    }
+    let out =
+        c.f.toolhost()
+            .args(["runner", "--database", &c.pg.url])
+            .output()
+            .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '--database'"));
 }

@@ -314,13 +314,15 @@ impl Drop for RunnerProcess {
 
 /// The fleet: its fixture (tools and homes shared by every node), store, NATS, gateways
 /// and runners.
+/// Fields drop in order: the nodes stop first (gateways flush their call logs to the
+/// store), then NATS, the store, and the fixture's folders.
 pub struct Cluster {
-    pub f: Fixture,
-    pub pg: Postgres,
-    pub nats: Nats,
     pub gateways: Vec<Server>,
     pub runners: Vec<Option<RunnerProcess>>,
     pub token: String,
+    pub nats: Nats,
+    pub pg: Postgres,
+    pub f: Fixture,
 }
 
 impl Cluster {
@@ -464,4 +466,115 @@ impl Cluster {
 /// Makes `path` readable by tools' own users (sandboxed tools run as other uids).
 pub fn world_readable(path: &Path) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A bare NATS client (the protocol is lines of text): what a test needs to check the
+/// server's answers to a login and subscriptions, and to watch every message as admin.
+pub struct RawNats {
+    stream: std::net::TcpStream,
+    reader: BufReader<std::net::TcpStream>,
+}
+
+impl RawNats {
+    /// Connects as `user` (none: anonymously) and returns the server's first answer to
+    /// `CONNECT` + `PING`: `PONG` when let in, else its `-ERR`.
+    pub fn login(port: u16, user: Option<&str>, password: &str) -> (RawNats, String) {
+        let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut raw = RawNats {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            stream,
+        };
+        let info = raw.line();
+        assert!(info.starts_with("INFO "), "{info}");
+        let connect = match user {
+            Some(u) => serde_json::json!({"verbose": false, "pedantic": false, "headers": true,
+                "user": u, "pass": password}),
+            None => serde_json::json!({"verbose": false, "pedantic": false, "headers": true}),
+        };
+        raw.send(&format!("CONNECT {connect}\r\nPING\r\n"));
+        let answer = raw.line();
+        (raw, answer)
+    }
+
+    pub fn send(&mut self, text: &str) {
+        use std::io::Write;
+        self.stream.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// The next protocol line, without its line end.
+    pub fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        line.trim_end().to_string()
+    }
+
+    /// The server's answer to `SUB subject` followed by `PING`: its lines up to the
+    /// `PONG` (an `-ERR` comes first when the subscription is refused).
+    pub fn subscribe(&mut self, subject: &str, sid: u32) -> String {
+        self.send(&format!("SUB {subject} {sid}\r\nPING\r\n"));
+        let mut answer = Vec::new();
+        loop {
+            let line = self.line();
+            match line.as_str() {
+                "PING" => self.send("PONG\r\n"),
+                "PONG" => {
+                    answer.push(line);
+                    return answer.join("\n");
+                }
+                _ => answer.push(line),
+            }
+        }
+    }
+
+    /// Reads messages for `within`: each as (subject, headers, body).
+    pub fn messages(&mut self, within: Duration) -> Vec<(String, String, String)> {
+        use std::io::Read;
+        self.stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let until = Instant::now() + within;
+        let mut out = Vec::new();
+        while Instant::now() < until {
+            let mut line = String::new();
+            match self.reader.read_line(&mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(_) => continue,
+            }
+            let line = line.trim_end().to_string();
+            let parts: Vec<&str> = line.split(' ').collect();
+            match parts.first().copied() {
+                Some("PING") => self.send("PONG\r\n"),
+                Some("MSG") => {
+                    let size: usize = parts.last().unwrap().parse().unwrap();
+                    let mut body = vec![0; size + 2];
+                    self.reader.read_exact(&mut body).unwrap();
+                    body.truncate(size);
+                    out.push((
+                        parts[1].to_string(),
+                        String::new(),
+                        String::from_utf8_lossy(&body).into_owned(),
+                    ));
+                }
+                Some("HMSG") => {
+                    let n = parts.len();
+                    let header_size: usize = parts[n - 2].parse().unwrap();
+                    let total: usize = parts[n - 1].parse().unwrap();
+                    let mut all = vec![0; total + 2];
+                    self.reader.read_exact(&mut all).unwrap();
+                    all.truncate(total);
+                    out.push((
+                        parts[1].to_string(),
+                        String::from_utf8_lossy(&all[..header_size]).into_owned(),
+                        String::from_utf8_lossy(&all[header_size..]).into_owned(),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
 }
