@@ -12,7 +12,8 @@ use toolhost_host::store::{
 use toolhost_host::{Caller, Persistence, user_space};
 use toolhost_toolsets::AgentConfig;
 
-use crate::{CallQueue, CallRow, Outcome, Store, StoreError};
+use crate::remembered::{Remember, Remembered};
+use crate::{Bearer, CallQueue, CallRow, Outcome, Store, StoreError};
 
 fn host_error(e: StoreError) -> HostStoreError {
     HostStoreError(Box::new(e))
@@ -22,12 +23,26 @@ fn host_error(e: StoreError) -> HostStoreError {
 pub struct StoredAgents {
     store: Store,
     config: Arc<dyn AgentStore>,
+    remembered: Remembered<Option<AgentConfig>>,
 }
 
 impl StoredAgents {
     /// `config`'s agents (read-only) beside `store`'s.
     pub fn new(store: Store, config: Arc<dyn AgentStore>) -> StoredAgents {
-        StoredAgents { store, config }
+        StoredAgents::remembering(store, config, Remember::NEVER)
+    }
+
+    /// The same, remembering the store's answers to use while it fails, as `how` says
+    /// (agents are always asked first: an edit reaches the next turn).
+    pub fn remembering(store: Store, config: Arc<dyn AgentStore>, how: Remember) -> StoredAgents {
+        StoredAgents {
+            store,
+            config,
+            remembered: Remembered::new(Remember {
+                fresh_for: std::time::Duration::ZERO,
+                ..how
+            }),
+        }
     }
 }
 
@@ -57,8 +72,22 @@ impl AgentStore for StoredAgents {
         if let Some(agent) = self.config.agent(id).await? {
             return Ok(Some(agent));
         }
-        let stored = self.store.agent(id).await.map_err(host_error)?;
-        Ok(stored.map(|a| a.spec.to_config()))
+        // Asked each time (a turn begins with it, and an edit must reach the next turn);
+        // remembered only to use while the store fails.
+        match self.store.agent(id).await {
+            Ok(stored) => {
+                let agent = stored.map(|a| a.spec.to_config());
+                self.remembered.put(id, agent.clone());
+                Ok(agent)
+            }
+            Err(e) => match self.remembered.stale(id) {
+                Some(known) => {
+                    tracing::warn!("the store failed ({e}); using agent {id} as last known");
+                    Ok(known)
+                }
+                None => Err(host_error(e)),
+            },
+        }
     }
 }
 
@@ -68,15 +97,50 @@ pub struct StoredTokens {
     config: Arc<dyn TokenStore>,
     /// Where homes are (`DATA_PATH`), for the callers tokens name.
     data: Option<PathBuf>,
+    /// By the token's SHA-256.
+    remembered: Remembered<Option<Bearer>>,
 }
 
 impl StoredTokens {
     /// `store`'s tokens beside `config`'s; callers' homes under `data`.
     pub fn new(store: Store, config: Arc<dyn TokenStore>, data: Option<PathBuf>) -> StoredTokens {
+        StoredTokens::remembering(store, config, data, Remember::NEVER)
+    }
+
+    /// The same, remembering the store's answers as `how` says.
+    pub fn remembering(
+        store: Store,
+        config: Arc<dyn TokenStore>,
+        data: Option<PathBuf>,
+        how: Remember,
+    ) -> StoredTokens {
         StoredTokens {
             store,
             config,
             data,
+            remembered: Remembered::new(how),
+        }
+    }
+
+    /// The store's answer for `token`: remembered when fresh, else asked (and, while the
+    /// store fails, remembered if not too old).
+    async fn bearer(&self, token: &str) -> Result<Option<Bearer>, HostStoreError> {
+        let key = toolhost_host::hash_token(token);
+        if let Some(known) = self.remembered.fresh(&key) {
+            return Ok(known);
+        }
+        match self.store.authenticate(token).await {
+            Ok(bearer) => {
+                self.remembered.put(&key, bearer.clone());
+                Ok(bearer)
+            }
+            Err(e) => match self.remembered.stale(&key) {
+                Some(known) => {
+                    tracing::warn!("the store failed ({e}); using the token as last known");
+                    Ok(known)
+                }
+                None => Err(host_error(e)),
+            },
         }
     }
 }
@@ -96,7 +160,7 @@ impl TokenStore for StoredTokens {
         if !scheme.eq_ignore_ascii_case("bearer") || !token.starts_with("th_") {
             return self.config.authenticate(authorization).await;
         }
-        let Some(bearer) = self.store.authenticate(token).await.map_err(host_error)? else {
+        let Some(bearer) = self.bearer(token).await? else {
             return Ok(None);
         };
         // The store's user names passed the user-name rule when they were stored.
@@ -157,13 +221,24 @@ impl CallLog for CallQueue {
 pub struct Persisted {
     store: Store,
     queue: CallQueue,
+    remember: Remember,
 }
 
 impl Persisted {
     /// `store`, with the writer of its call log (started here, inside a Tokio runtime).
     pub fn start(store: Store, options: crate::QueueOptions) -> Persisted {
         let queue = CallQueue::start(store.clone(), options);
-        Persisted { store, queue }
+        Persisted {
+            store,
+            queue,
+            remember: Remember::NEVER,
+        }
+    }
+
+    /// Remembers tokens and agents as `how` says (a fleet's gateways: [`Remember::FLEET`]).
+    pub fn remembering(mut self, how: Remember) -> Persisted {
+        self.remember = how;
+        self
     }
 
     /// The store.
@@ -179,14 +254,19 @@ impl Persisted {
 
 impl Persistence for Persisted {
     fn agents(&self, config: Arc<dyn AgentStore>) -> Arc<dyn AgentStore> {
-        Arc::new(StoredAgents::new(self.store.clone(), config))
+        Arc::new(StoredAgents::remembering(
+            self.store.clone(),
+            config,
+            self.remember,
+        ))
     }
 
     fn tokens(&self, config: Arc<dyn TokenStore>, data: Option<&Path>) -> Arc<dyn TokenStore> {
-        Arc::new(StoredTokens::new(
+        Arc::new(StoredTokens::remembering(
             self.store.clone(),
             config,
             data.map(Path::to_path_buf),
+            self.remember,
         ))
     }
 

@@ -455,3 +455,64 @@ fn nats_keeps_roles_apart_and_secrets_out_of_headers_and_logs() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '--database'"));
 }
+
+/// The infrastructure restarts under the fleet. nats-server: a call in flight gets one
+/// clean answer (its result, or an error) and runs once; new calls succeed again within
+/// seconds. PostgreSQL: calls keep succeeding on what the gateways remember (tokens, the
+/// tools' bundles), and after it is back.
+#[test]
+fn the_fleet_survives_restarts_of_nats_and_postgres() {
+    let mut c = Cluster::start(2, 3, 4);
+    for n in 0..2 {
+        effect(&c.call(n, "effect", json!({"id": format!("warm{n}")})).0);
+    }
+
+    let addr = c.gateway(0).to_string();
+    let token = c.token.clone();
+    let caller = std::thread::spawn(move || {
+        call_at(
+            &addr,
+            &token,
+            "effect",
+            json!({"id": "inflight", "steps": 20, "delay_ms": 100}),
+        )
+    });
+    await_line(&c, "start inflight", Duration::from_secs(20));
+    c.nats.restart();
+    let restarted = Instant::now();
+    let (response, _) = caller.join().unwrap();
+    if is_error(&response) {
+        assert!(text(&response).contains("outcome is unknown"), "{response}");
+    }
+    // Back within seconds, through either gateway.
+    for n in 0..2 {
+        loop {
+            let (response, _) = c.call(n, "effect", json!({"id": format!("back{n}")}));
+            if !is_error(&response) {
+                break;
+            }
+            assert!(
+                restarted.elapsed() < Duration::from_secs(10),
+                "not back after a NATS restart: {response}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(starts(&c.effects(), "inflight"), 1);
+
+    c.pg.stop();
+    for n in 0..4 {
+        let (response, _) = c.call(n, "effect", json!({"id": format!("nopg{n}")}));
+        effect(&response);
+    }
+    c.pg.restart();
+    for n in 0..2 {
+        let (response, _) = c.call(n, "effect", json!({"id": format!("pg{n}")}));
+        effect(&response);
+    }
+    let lines = c.effects();
+    for id in ["nopg0", "nopg1", "nopg2", "nopg3", "pg0", "pg1"] {
+        assert_eq!(starts(&lines, id), 1, "{lines:?}");
+    }
+}

@@ -64,7 +64,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .apply(&config.cluster)
         .lost_after
         .unwrap_or(Duration::from_secs(3));
-    if login.is_some() && !with_store {
+    let clustered = login.is_some();
+    if clustered && !with_store {
         anyhow::bail!(
             "a gateway needs the fleet's shared store: --database postgres://… or [store] url"
         );
@@ -104,7 +105,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     retention: (days > 0).then(|| Duration::from_secs(days * 24 * 3600)),
                     ..QueueOptions::default()
                 };
-                let persisted = Persisted::start(store, queue);
+                let mut persisted = Persisted::start(store, queue);
+                if clustered {
+                    // A gateway: nothing of the store on the hot path, and the callers it
+                    // knows keep working while the store restarts.
+                    persisted = persisted.remembering(toolhost_store::Remember::FLEET);
+                }
                 options.store = Some(Arc::new(persisted.clone()));
                 Some(persisted)
             }
