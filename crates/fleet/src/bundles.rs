@@ -77,6 +77,20 @@ impl Bundles {
         Ok(made.hash)
     }
 
+    /// Records that `dir` (a folder of the published catalog, unpacked from it) is
+    /// bundle `hash`, so it is not bundled again.
+    pub async fn seed(&self, dir: PathBuf, hash: String) {
+        let owned = dir.clone();
+        let Ok(Ok(fingerprint)) = tokio::task::spawn_blocking(move || fingerprint(&owned)).await
+        else {
+            return;
+        };
+        self.known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(dir, Arc::new(Known { fingerprint, hash }));
+    }
+
     fn keep(&self, hash: String, packed: Arc<Vec<u8>>) {
         let mut kept = self.packed.lock().unwrap_or_else(|e| e.into_inner());
         if kept.iter().any(|(h, _)| *h == hash) {

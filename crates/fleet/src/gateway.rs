@@ -68,6 +68,7 @@ struct Shared {
     bundles: Bundles,
     epoch: AtomicI64,
     catalog_changed: tokio::sync::broadcast::Sender<i64>,
+    relayed: tokio::sync::broadcast::Sender<(String, String)>,
 }
 
 impl Drop for Tasks {
@@ -87,6 +88,7 @@ impl Gateway {
     ) -> Result<Gateway, FleetError> {
         let nats = |e: async_nats::SubscribeError| FleetError::Nats(e.to_string());
         let (catalog_changed, _) = tokio::sync::broadcast::channel(16);
+        let (relayed, _) = tokio::sync::broadcast::channel(256);
         let shared = Arc::new(Shared {
             node: options.node,
             client: client.clone(),
@@ -101,6 +103,7 @@ impl Gateway {
             bundles: options.bundles,
             epoch: AtomicI64::new(0),
             catalog_changed,
+            relayed,
         });
         let mut tasks = Vec::new();
         let runners = client.subscribe(wire::RUNNERS).await.map_err(nats)?;
@@ -122,6 +125,8 @@ impl Gateway {
             .await
             .map_err(nats)?;
         tasks.push(tokio::spawn(hear_catalog(changes, Arc::clone(&shared))));
+        let relay = client.subscribe(wire::SESSION_RELAY).await.map_err(nats)?;
+        tasks.push(tokio::spawn(hear_relayed(relay, Arc::clone(&shared))));
         tasks.push(tokio::spawn(announce(Arc::clone(&shared))));
         client
             .flush()
@@ -160,6 +165,11 @@ impl Gateway {
         true
     }
 
+    /// Records that `dir` is bundle `hash` (see [`Bundles::seed`]).
+    pub async fn seed_bundle(&self, dir: std::path::PathBuf, hash: String) {
+        self.shared.bundles.seed(dir, hash).await;
+    }
+
     /// Records the catalog epoch this gateway serves (for announcements).
     pub fn serving_epoch(&self, epoch: i64) {
         self.shared.epoch.store(epoch, Ordering::Relaxed);
@@ -184,6 +194,25 @@ impl Gateway {
 impl toolhost_host::Fleet for Gateway {
     fn dispatch(&self) -> Arc<dyn Dispatch> {
         Gateway::dispatch(self)
+    }
+
+    fn relay_to_session(&self, key: String, message: String) {
+        let body = serde_json::to_vec(&wire::Relayed {
+            key,
+            message,
+            from: self.shared.node.clone(),
+        })
+        .unwrap_or_default();
+        let client = self.shared.client.clone();
+        tokio::spawn(async move {
+            if let Err(e) = client.publish(wire::SESSION_RELAY, body.into()).await {
+                tracing::warn!("relaying a session's message: {e}");
+            }
+        });
+    }
+
+    fn relayed_to_sessions(&self) -> tokio::sync::broadcast::Receiver<(String, String)> {
+        self.shared.relayed.subscribe()
     }
 
     fn status(&self) -> toolhost_host::FleetStatus {
@@ -326,6 +355,18 @@ async fn serve_bundles(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
                 .publish_with_headers(reply, headers, body)
                 .await;
         });
+    }
+}
+
+async fn hear_relayed(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
+    while let Some(message) = sub.next().await {
+        match serde_json::from_slice::<wire::Relayed>(&message.payload) {
+            Ok(r) if r.from != shared.node => {
+                let _ = shared.relayed.send((r.key, r.message));
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("a relayed message that is not one: {e}"),
+        }
     }
 }
 

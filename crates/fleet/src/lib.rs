@@ -12,6 +12,7 @@
 
 pub mod bundle;
 mod bundles;
+pub mod catalog;
 mod connect;
 pub mod gateway;
 pub mod members;

@@ -64,6 +64,21 @@ pub const GATEWAYS: &str = "toolhost.gateways.*";
 /// Where a change of the shared catalog is announced.
 pub const CATALOG_CHANGED: &str = "toolhost.catalog.changed";
 
+/// Where gateways relay a client's message for a 2025-11-25 session to the gateway that
+/// runs the request it concerns.
+pub const SESSION_RELAY: &str = "toolhost.sessions.relay";
+
+/// A client's message for a session, relayed.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Relayed {
+    /// The session's key (a hash: never its id).
+    pub key: String,
+    /// The JSON-RPC message.
+    pub message: String,
+    /// The gateway that relayed it (which handled it already).
+    pub from: String,
+}
+
 /// The queue group gateways serve bundles in (one of them answers each request).
 pub const GATEWAY_QUEUE: &str = "gateways";
 

@@ -27,7 +27,7 @@ pub struct ClusterConfig {
     /// A file holding the NATS password, instead of the environment.
     pub password_file: Option<PathBuf>,
     /// A runner's calls at once; beyond, it answers "busy" and the gateway tries the
-    /// next runner (default: `[runtime] max_workers`).
+    /// next runner (default: twice `[runtime] max_workers`).
     pub slots: Option<usize>,
     /// After a runner accepted a call, this long without a word from it means it was
     /// lost: the caller is told the outcome is unknown (default 3 s).
@@ -129,4 +129,10 @@ pub trait Fleet: Send + Sync {
     fn dispatch(&self) -> std::sync::Arc<dyn toolhost_runtime::Dispatch>;
     /// The fleet now.
     fn status(&self) -> FleetStatus;
+    /// Hands a client's message for 2025-11-25 session `key` (see
+    /// [`crate::store::SessionRecords`]) to every gateway: the request it concerns (a
+    /// `notifications/cancelled`) may run on another one.
+    fn relay_to_session(&self, key: String, message: String);
+    /// Messages other gateways relayed: `(session key, message)`.
+    fn relayed_to_sessions(&self) -> tokio::sync::broadcast::Receiver<(String, String)>;
 }

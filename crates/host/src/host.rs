@@ -48,6 +48,11 @@ pub trait Persistence: Send + Sync {
     fn tokens(&self, config: Arc<dyn TokenStore>, data: Option<&Path>) -> Arc<dyn TokenStore>;
     /// Where finished calls are recorded.
     fn call_log(&self) -> Arc<dyn CallLog>;
+    /// Where 2025-11-25 MCP sessions are kept for every gateway of a fleet; `None` (the
+    /// default): each server keeps its own, in memory.
+    fn mcp_sessions(&self) -> Option<Arc<dyn crate::store::SessionRecords>> {
+        None
+    }
     /// Sealed secret `name` of `owner` (a plugin's credential: `plugin:NAME`), opened.
     fn secret(&self, owner: String, name: String) -> crate::plugins::SecretFuture {
         let _ = (owner, name);
@@ -80,6 +85,7 @@ pub struct Host {
     /// Announces edits to third-party plugins' files (when watching).
     _plugin_watch: Option<crate::plugin_watch::PluginWatch>,
     fleet: Option<Arc<dyn crate::Fleet>>,
+    mcp_sessions: Option<Arc<dyn crate::store::SessionRecords>>,
 }
 
 impl Host {
@@ -162,6 +168,7 @@ impl Host {
                 Arc::new(TracingCallLog) as Arc<dyn CallLog>,
             ),
         };
+        let mcp_sessions = store.as_ref().and_then(|s| s.mcp_sessions());
         let tokens = with_issuers(&config, tokens, data.as_deref())?;
         // Every call any surface records is counted on its way to the log.
         let metrics = Arc::new(CallMetrics::default());
@@ -195,7 +202,13 @@ impl Host {
             metrics,
             _plugin_watch: plugin_watch,
             fleet,
+            mcp_sessions,
         })
+    }
+
+    /// Where 2025-11-25 MCP sessions are kept for every gateway, when they are shared.
+    pub fn mcp_sessions(&self) -> Option<&Arc<dyn crate::store::SessionRecords>> {
+        self.mcp_sessions.as_ref()
     }
 
     /// The fleet this host is a gateway of, if it is one.

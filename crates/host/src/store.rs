@@ -179,6 +179,20 @@ impl CallRecord {
     }
 }
 
+/// 2025-11-25 MCP sessions kept where every gateway of a fleet finds them, so a session
+/// opened on one continues on another. `key` is the SHA-256 of the endpoint's path and
+/// the session id (never the id itself); `initialize` is the client's `initialize`
+/// parameters as JSON.
+#[async_trait::async_trait]
+pub trait SessionRecords: Send + Sync {
+    /// The session's user and `initialize` parameters, if kept.
+    async fn load(&self, key: &str) -> Result<Option<(String, String)>, StoreError>;
+    /// Keeps a session of `user`.
+    async fn save(&self, key: &str, user: &str, initialize: &str) -> Result<(), StoreError>;
+    /// Forgets a session.
+    async fn delete(&self, key: &str) -> Result<(), StoreError>;
+}
+
 /// Where finished calls are recorded.
 pub trait CallLog: Send + Sync {
     /// Records one call. Called on the call's own path, as its result goes out: it must

@@ -40,6 +40,13 @@ pub struct HttpOptions {
     pub sessions: SessionLimits,
     /// With OAuth issuers: the endpoints as protected resources.
     pub oauth: Option<ProtectedResource>,
+    /// Where 2025-11-25 sessions are kept for every gateway of a fleet (a session opened
+    /// on one continues on another); `None`: in this server's memory only.
+    pub shared_sessions: Option<Arc<dyn toolhost_host::store::SessionRecords>>,
+    /// The fleet this server is a gateway of: a 2025-11-25 client's notifications and
+    /// responses reach every gateway holding its session (the request a cancellation
+    /// names may run on another), whichever gateway they were sent to.
+    pub fleet: Option<Arc<dyn toolhost_host::Fleet>>,
 }
 
 impl Default for HttpOptions {
@@ -51,6 +58,8 @@ impl Default for HttpOptions {
             stop: CancellationToken::new(),
             sessions: SessionLimits::default(),
             oauth: None,
+            shared_sessions: None,
+            fleet: None,
         }
     }
 }
@@ -69,6 +78,8 @@ impl HttpOptions {
             stop,
             sessions: SessionLimits::from_config(serve),
             oauth: ProtectedResource::from_config(serve),
+            shared_sessions: None,
+            fleet: None,
         }
     }
 }
@@ -99,6 +110,29 @@ pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axu
         .with_sse_retry(None)
         .with_cancellation_token(options.stop.child_token());
     let book = SessionBook::new(options.sessions);
+    if let Some(fleet) = &options.fleet {
+        // Messages relayed by other gateways, for the sessions held here.
+        let (mut relayed, book, stop) = (
+            fleet.relayed_to_sessions(),
+            Arc::clone(&book),
+            options.stop.clone(),
+        );
+        tokio::spawn(async move {
+            loop {
+                let next = tokio::select! {
+                    next = relayed.recv() => next,
+                    () = stop.cancelled() => break,
+                };
+                match next {
+                    Ok((key, message)) => book.deliver(&key, &message).await,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!("{n} relayed session messages dropped");
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
+    }
     let paths: Vec<String> = servers.iter().map(|(p, _)| p.clone()).collect();
     let mut router = axum::Router::new();
     for (index, (path, server)) in servers.into_iter().enumerate() {
@@ -112,15 +146,21 @@ pub fn router_at(servers: Vec<(String, McpServer)>, options: HttpOptions) -> axu
         let mut local = LocalSessionManager::default();
         local.session_config.sse_retry = None;
         local.session_config.keep_alive = Some(book.limits().idle_timeout);
-        let sessions = OwnedSessions::new(Arc::clone(&book), local, index);
-        let service: StreamableHttpService<McpServer, OwnedSessions> = StreamableHttpService::new(
-            move || Ok(server.session()),
-            Arc::new(sessions),
-            config.clone(),
-        );
+        let sessions = OwnedSessions::new(Arc::clone(&book), local, index, path.clone());
+        let mut config = config.clone();
+        if let Some(records) = &options.shared_sessions {
+            config.session_store = Some(Arc::new(crate::shared_sessions::SharedSessions {
+                records: Arc::clone(records),
+                path: path.clone(),
+            }));
+        }
+        let service: StreamableHttpService<McpServer, OwnedSessions> =
+            StreamableHttpService::new(move || Ok(server.session()), Arc::new(sessions), config);
         let endpoint = Endpoint {
             book: Arc::clone(&book),
             index,
+            path: path.clone(),
+            fleet: options.fleet.clone(),
         };
         router = router.merge(
             axum::Router::new()

@@ -28,6 +28,7 @@ mod resource;
 mod scopes;
 mod server;
 mod sessions;
+mod shared_sessions;
 mod std_streams;
 mod stdio;
 mod throttle;

@@ -27,7 +27,7 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{
-    ServerSseMessage, SessionId, SessionManager,
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
 use crate::throttle::Throttle;
@@ -71,7 +71,7 @@ impl Default for SessionLimits {
 /// Who opens or names sessions in the current request: the authenticated user, or `""`
 /// for the one default user of a server without tokens.
 pub(crate) struct Opener {
-    user: Arc<str>,
+    pub(crate) user: Arc<str>,
     /// Set by `create_session` when the server is full, so the middleware can answer 503
     /// instead of the 500 rmcp makes of any error.
     refused: AtomicBool,
@@ -86,6 +86,8 @@ tokio::task_local! {
 /// The owner and use of one session.
 struct Held {
     owner: Arc<str>,
+    /// What the session is kept and relayed under (see `shared_sessions::session_key`).
+    key: String,
     /// Which endpoint's manager holds it (a session is unknown at every other endpoint).
     endpoint: usize,
     last_used: Instant,
@@ -230,6 +232,31 @@ impl SessionBook {
         self.lock().forget(id);
     }
 
+    /// The session kept under `key` here, and its manager.
+    fn find(&self, key: &str) -> Option<(SessionId, Arc<LocalSessionManager>)> {
+        let book = self.lock();
+        book.held
+            .iter()
+            .find(|(_, h)| h.key == key)
+            .map(|(id, h)| (id.clone(), Arc::clone(&h.manager)))
+    }
+
+    /// Hands a message relayed from another gateway (a `notifications/cancelled` for a
+    /// request running here) to the session it names, if that session is held here.
+    pub(crate) async fn deliver(&self, key: &str, message: &str) {
+        let Some((id, manager)) = self.find(key) else {
+            return;
+        };
+        match serde_json::from_str::<ClientJsonRpcMessage>(message) {
+            Ok(message) => {
+                if let Err(e) = manager.accept_message(&id, message).await {
+                    tracing::debug!(session = %id, "a relayed message: {e}");
+                }
+            }
+            Err(e) => tracing::warn!("a relayed message that is not JSON-RPC: {e}"),
+        }
+    }
+
     /// Sessions held, for tests.
     #[cfg(test)]
     fn count(&self, user: &str) -> usize {
@@ -254,6 +281,8 @@ pub(crate) struct OwnedSessions {
     book: Arc<SessionBook>,
     inner: Arc<LocalSessionManager>,
     endpoint: usize,
+    /// The endpoint's path (part of each session's key).
+    path: String,
 }
 
 impl OwnedSessions {
@@ -261,11 +290,13 @@ impl OwnedSessions {
         book: Arc<SessionBook>,
         inner: LocalSessionManager,
         endpoint: usize,
+        path: String,
     ) -> OwnedSessions {
         OwnedSessions {
             book,
             inner: Arc::new(inner),
             endpoint,
+            path,
         }
     }
 }
@@ -300,6 +331,7 @@ impl SessionManager for OwnedSessions {
                     id.clone(),
                     Held {
                         owner: user,
+                        key: crate::shared_sessions::session_key(&self.path, &id),
                         endpoint: self.endpoint,
                         last_used: Instant::now(),
                         manager: Arc::clone(&self.inner),
@@ -362,6 +394,46 @@ impl SessionManager for OwnedSessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         Ok(self.inner.resume(id, last_event_id).await?)
     }
+
+    /// A session opened on another gateway of the fleet, continued here: it counts
+    /// against its user's caps as a new one does.
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        let user: Arc<str> = OPENER
+            .try_with(|o| Arc::clone(&o.user))
+            .unwrap_or_else(|_| Arc::from(""));
+        let evicted = self.book.reserve(&user).map_err(|_| SessionError::Full)?;
+        if let Some((old, held)) = evicted
+            && let Err(e) = held.manager.close_session(&old).await
+        {
+            tracing::debug!(session = %old, "closing a session over its user's limit: {e}");
+        }
+        match self.inner.restore_session(id.clone()).await {
+            Ok(RestoreOutcome::Restored(transport)) => {
+                self.book.record(
+                    id.clone(),
+                    Held {
+                        owner: user,
+                        key: crate::shared_sessions::session_key(&self.path, &id),
+                        endpoint: self.endpoint,
+                        last_used: Instant::now(),
+                        manager: Arc::clone(&self.inner),
+                    },
+                );
+                Ok(RestoreOutcome::Restored(transport))
+            }
+            Ok(other) => {
+                self.book.unreserve(&user);
+                Ok(other)
+            }
+            Err(e) => {
+                self.book.unreserve(&user);
+                Err(e.into())
+            }
+        }
+    }
 }
 
 /// The state [`bind_sessions`] needs for one endpoint.
@@ -369,6 +441,11 @@ impl SessionManager for OwnedSessions {
 pub(crate) struct Endpoint {
     pub(crate) book: Arc<SessionBook>,
     pub(crate) index: usize,
+    /// The endpoint's path.
+    pub(crate) path: String,
+    /// The fleet this server is a gateway of: a client's cancellation is relayed to the
+    /// gateway running the request.
+    pub(crate) fleet: Option<Arc<dyn toolhost_host::Fleet>>,
 }
 
 /// Lets a request through only to the caller's own sessions (any other gets rmcp's 404 for
@@ -410,15 +487,60 @@ pub(crate) async fn bind_sessions(
     } else {
         req
     };
+    let (req, relay) = match &endpoint.fleet {
+        Some(_) => match relayed_part(req).await {
+            Ok(split) => split,
+            Err(res) => return res,
+        },
+        None => (req, None),
+    };
     let opener = Arc::new(Opener {
         user,
         refused: AtomicBool::new(false),
     });
     let res = OPENER.scope(Arc::clone(&opener), next.run(req)).await;
+    if let (Some(fleet), Some((id, message))) = (&endpoint.fleet, relay) {
+        let key = crate::shared_sessions::session_key(&endpoint.path, &id);
+        fleet.relay_to_session(key, message);
+    }
     if opener.refused.load(Ordering::Relaxed) {
         return server_full();
     }
     res
+}
+
+/// What of a 2025-11-25 session's message to relay to the other gateways, with the request
+/// back: every message that is not a request. A notification (`initialized`, `cancelled`)
+/// or a response (to `roots/list`) concerns the session wherever it is held, and the
+/// request it answers or cancels may run on another gateway.
+async fn relayed_part(req: Request) -> Result<(Request, Option<(String, String)>), Response> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        method: Option<String>,
+        id: Option<serde_json::Value>,
+    }
+    let Some(id) = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+    else {
+        return Ok((req, None));
+    };
+    if req.method() != Method::POST {
+        return Ok((req, None));
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, crate::http::MAX_BODY_BYTES).await else {
+        return Err((StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large").into_response());
+    };
+    let request =
+        serde_json::from_slice::<Probe>(&bytes).is_ok_and(|p| p.method.is_some() && p.id.is_some());
+    let relay = (!request).then(|| (id, String::from_utf8_lossy(&bytes).into_owned()));
+    Ok((
+        Request::from_parts(parts, axum::body::Body::from(bytes)),
+        relay,
+    ))
 }
 
 /// The request back if it is not an `initialize` (such as a stateless 2026-07-28 request),
@@ -467,6 +589,7 @@ mod tests {
     fn held(owner: &str, at: Instant) -> Held {
         Held {
             owner: user(owner),
+            key: String::new(),
             endpoint: 0,
             last_used: at,
             manager: Arc::new(LocalSessionManager::default()),

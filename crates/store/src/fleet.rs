@@ -158,3 +158,53 @@ impl Store {
         Ok(Some(Published { epoch, roots }))
     }
 }
+
+impl Store {
+    /// The user and `initialize` parameters of the MCP session kept under `key`.
+    pub async fn mcp_session(&self, key: &str) -> Result<Option<(String, String)>, StoreError> {
+        let row = sqlx::query("SELECT user_name, initialize FROM mcp_sessions WHERE id_hash = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some((
+            row.try_get("user_name")?,
+            row.try_get("initialize")?,
+        )))
+    }
+
+    /// Keeps an MCP session of `user` under `key`; sessions older than a day go.
+    pub async fn save_mcp_session(
+        &self,
+        key: &str,
+        user: &str,
+        initialize: &str,
+    ) -> Result<(), StoreError> {
+        let now = now_ms();
+        sqlx::query("DELETE FROM mcp_sessions WHERE last_seen < $1")
+            .bind(now - 24 * 3600 * 1000)
+            .execute(&self.pool)
+            .await?;
+        sqlx::query(
+            "INSERT INTO mcp_sessions (id_hash, user_name, initialize, created_at, last_seen) \
+             VALUES ($1, $2, $3, $4, $4) \
+             ON CONFLICT (id_hash) DO UPDATE SET last_seen = $4",
+        )
+        .bind(key)
+        .bind(user)
+        .bind(initialize)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Forgets the MCP session kept under `key`.
+    pub async fn delete_mcp_session(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM mcp_sessions WHERE id_hash = $1")
+            .bind(key)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}

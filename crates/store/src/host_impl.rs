@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use toolhost_host::store::{
-    AgentStore, CallLog, CallOutcome, CallRecord, StoreError as HostStoreError, TokenStore,
+    AgentStore, CallLog, CallOutcome, CallRecord, SessionRecords, StoreError as HostStoreError,
+    TokenStore,
 };
 use toolhost_host::{Caller, Persistence, user_space};
 use toolhost_toolsets::AgentConfig;
@@ -222,6 +223,7 @@ pub struct Persisted {
     store: Store,
     queue: CallQueue,
     remember: Remember,
+    share_sessions: bool,
 }
 
 impl Persisted {
@@ -232,7 +234,14 @@ impl Persisted {
             store,
             queue,
             remember: Remember::NEVER,
+            share_sessions: false,
         }
+    }
+
+    /// Keeps 2025-11-25 MCP sessions in the store, for every gateway of a fleet.
+    pub fn sharing_sessions(mut self) -> Persisted {
+        self.share_sessions = true;
+        self
     }
 
     /// Remembers tokens and agents as `how` says (a fleet's gateways: [`Remember::FLEET`]).
@@ -274,6 +283,11 @@ impl Persistence for Persisted {
         Arc::new(self.queue.clone())
     }
 
+    fn mcp_sessions(&self) -> Option<Arc<dyn SessionRecords>> {
+        self.share_sessions
+            .then(|| Arc::new(self.store.clone()) as Arc<dyn SessionRecords>)
+    }
+
     fn secret(&self, owner: String, name: String) -> toolhost_host::plugins::SecretFuture {
         let store = self.store.clone();
         Box::pin(async move {
@@ -285,5 +299,22 @@ impl Persistence for Persisted {
                 }
             }
         })
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionRecords for Store {
+    async fn load(&self, key: &str) -> Result<Option<(String, String)>, HostStoreError> {
+        self.mcp_session(key).await.map_err(host_error)
+    }
+
+    async fn save(&self, key: &str, user: &str, initialize: &str) -> Result<(), HostStoreError> {
+        self.save_mcp_session(key, user, initialize)
+            .await
+            .map_err(host_error)
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), HostStoreError> {
+        self.delete_mcp_session(key).await.map_err(host_error)
     }
 }

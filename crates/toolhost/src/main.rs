@@ -3,6 +3,7 @@
 mod catalog_args;
 mod cluster_args;
 mod cmd;
+mod fleet_catalog;
 mod output;
 mod registry;
 mod standard_tools;
@@ -61,6 +62,8 @@ enum Command {
     Mcp(cmd::mcp::Args),
     /// Run the server: MCP over Streamable HTTP at /mcp (127.0.0.1:7878 by default).
     Serve(cmd::serve::Args),
+    /// The fleet: publish its catalog, show its gateways and runners.
+    Cluster(cmd::cluster::Args),
     /// Run tool calls for a fleet's gateways (`serve` with `[cluster] nats`).
     Runner(cmd::runner::Args),
     /// Make and hash bearer tokens for `serve`.
@@ -100,6 +103,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => cmd::mcp::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Runner(args) => cmd::runner::run(args),
+        Command::Cluster(args) => cmd::cluster::run(args),
         Command::Token(args) => cmd::token::run(args),
         Command::Export(args) => cmd::transfer::export(args),
         Command::Import(args) => cmd::transfer::import(args),

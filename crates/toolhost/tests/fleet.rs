@@ -7,6 +7,8 @@
 
 #[path = "mcp/api_client.rs"]
 mod api_client;
+#[path = "fleet/balancer.rs"]
+mod balancer;
 #[path = "fleet/cluster.rs"]
 mod cluster;
 #[path = "mcp/common.rs"]
@@ -514,5 +516,77 @@ fn the_fleet_survives_restarts_of_nats_and_postgres() {
     let lines = c.effects();
     for id in ["nopg0", "nopg1", "nopg2", "nopg3", "pg0", "pg1"] {
         assert_eq!(starts(&lines, id), 1, "{lines:?}");
+    }
+}
+
+/// Puts the fixture's `echo` back as it was, and waits until both gateways serve it so.
+fn restore_echo(c: &Cluster) {
+    let original = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mcp-tools/echo/TOOL.md");
+    std::fs::copy(original, c.f.tools().join("echo/TOOL.md")).unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    for g in &c.gateways {
+        let api = api_client::Api {
+            addr: &g.addr,
+            token: Some(c.token.clone()),
+        };
+        loop {
+            let tool = api_client::json_of(&api.request("GET", "/tools/echo", None));
+            if tool["description"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("Returns the text it is given"))
+            {
+                break;
+            }
+            assert!(Instant::now() < until, "echo never came back: {tool}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn sdk_client(program: &str, script: &str, opts: Value) -> std::process::Command {
+    let dir = common::clients_dir();
+    let mut cmd = std::process::Command::new(program);
+    cmd.current_dir(&dir)
+        .arg(dir.join(script))
+        .arg(opts.to_string());
+    cmd
+}
+
+/// The official SDKs' own suites (listing, calls, progress, cancellation, invalid
+/// parameters, 100 concurrent calls, list_changed after an edit) pass through a load
+/// balancer that sends every request to the next gateway: the TypeScript SDK and the
+/// Python SDK on 2025-11-25 sessions, the Python SDK on stateless 2026-07-28.
+#[test]
+fn the_official_sdks_pass_their_suites_through_alternating_gateways() {
+    // Slots for the suite's 100 concurrent calls.
+    let c = Cluster::start_with(2, 3, 40, false);
+    let lb = balancer::Balancer::start(c.gateways.iter().map(|g| g.addr.clone()).collect());
+    let opts = json!({
+        "transport": "http",
+        "url": format!("http://{}/mcp", lb.addr),
+        "token": c.token,
+        "home": c.f.home("admin"),
+        "tools": c.f.tools(),
+    });
+    common::run_client(
+        sdk_client("node", "ts_client.mjs", opts.clone()),
+        "the TypeScript SDK through alternating gateways",
+    );
+    for mode in ["legacy", "auto"] {
+        // Each suite edits `echo`: the next begins with it as it was, on both gateways.
+        restore_echo(&c);
+        let mut opts = opts.clone();
+        opts["mode"] = json!(mode);
+        common::run_client(
+            sdk_client(common::python().to_str().unwrap(), "py_client.py", opts),
+            &format!("the Python SDK ({mode}) through alternating gateways"),
+        );
+    }
+    for (n, sent) in lb.sent.iter().enumerate() {
+        assert!(
+            sent.load(std::sync::atomic::Ordering::Relaxed) > 50,
+            "gateway {n} got few requests"
+        );
     }
 }

@@ -1,6 +1,7 @@
 pub mod call;
 pub mod check;
 pub mod check_plugin;
+pub mod cluster;
 pub mod doctor;
 pub mod init;
 pub mod list;

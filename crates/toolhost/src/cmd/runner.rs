@@ -21,7 +21,7 @@ pub struct Args {
     /// Where users' homes are (`DATA_PATH`): the same folder the gateways see, shared.
     #[arg(long, value_name = "DATA_PATH")]
     data: Option<PathBuf>,
-    /// Calls at once (default: `[cluster] slots`, else `[runtime] max_workers`).
+    /// Calls at once (default: `[cluster] slots`, else twice `[runtime] max_workers`).
     #[arg(long, value_name = "N")]
     slots: Option<usize>,
     /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
@@ -40,7 +40,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let slots = args
         .slots
         .or(cluster.slots)
-        .unwrap_or(config.runtime.max_workers);
+        // Calls beyond the workers wait for one on the runner, as they would on one
+        // server; beyond twice as many, the gateway tries another runner.
+        .unwrap_or(config.runtime.max_workers.saturating_mul(2));
     let homes = toolhost_host::homes_dir(args.data.as_deref());
     let homes = toolhost_host::absolute_path(&homes);
     let bundles = config.runtime.cache_dir().join("bundles").join(&login.node);

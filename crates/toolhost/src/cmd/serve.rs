@@ -70,11 +70,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "a gateway needs the fleet's shared store: --database postgres://… or [store] url"
         );
     }
+    if clustered
+        && (!args.catalog.tools_dirs.is_empty() || std::env::var_os("PI_TOOLS_DIRS").is_some())
+    {
+        anyhow::bail!(
+            "a gateway serves the fleet's published catalog, not tool roots of its own: \
+             publish them with `toolhost cluster publish --tools-dir DIR` (--data names \
+             where users' homes and own tools are)"
+        );
+    }
     toolhost_host::check_exposure(&config, addr, args.catalog.user.is_some(), with_store)?;
     let connection_limits = fit_fd_limit(ConnectionLimits::from_config(&config.serve));
     // First start on a data folder: Officer's standard tools, as Officer's seed sync
     // would put them there (`toolhost init --data` updates them later).
     if let Some(data) = &args.catalog.data
+        && !clustered
         && !data.join("tools").exists()
     {
         let items = crate::standard_tools::install(data, false)?;
@@ -85,7 +95,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     let options = HostOptions {
-        roots: args.catalog.roots()?,
+        // A gateway's roots are the published catalog's, materialized below.
+        roots: if clustered {
+            Vec::new()
+        } else {
+            args.catalog.roots()?
+        },
         data: args.catalog.data.clone(),
         user: args.catalog.user.clone(),
         // Each agent gets its own endpoint, serving its resolved tool sets.
@@ -109,7 +124,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 if clustered {
                     // A gateway: nothing of the store on the hot path, and the callers it
                     // knows keep working while the store restarts.
-                    persisted = persisted.remembering(toolhost_store::Remember::FLEET);
+                    persisted = persisted
+                        .remembering(toolhost_store::Remember::FLEET)
+                        .sharing_sessions();
                 }
                 options.store = Some(Arc::new(persisted.clone()));
                 Some(persisted)
@@ -136,6 +153,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 .context("cannot join the fleet")?;
                 options.fleet = Some(Arc::new(gateway.clone()));
                 eprintln!("gateway {} of the fleet at {}", login.node, login.url);
+                let copy = toolhost_fleet::catalog::Materialized::new(
+                    options
+                        .config
+                        .runtime
+                        .cache_dir()
+                        .join("fleet")
+                        .join(&login.node),
+                );
+                options.roots = crate::fleet_catalog::serve_published(
+                    store.store().clone(),
+                    gateway.clone(),
+                    copy,
+                )
+                .await?;
                 Some(gateway)
             }
             _ => None,
@@ -175,6 +206,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let paths: Vec<String> = endpoints.iter().map(|(p, _)| p.clone()).collect();
         let mut http = HttpOptions::from_config(&host.config().serve, host.tokens(), stop.clone());
         http.allowed_hosts = allowed_hosts.clone();
+        http.shared_sessions = host.mcp_sessions().cloned();
+        http.fleet = host.fleet().cloned();
         let mut app = toolhost_mcp::http::router_at(endpoints, http);
         if let Some(store) = &store {
             // The API manages the store: it is there only with one.

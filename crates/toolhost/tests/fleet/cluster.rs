@@ -214,8 +214,8 @@ impl Nats {
         let mut users = vec![
             format!(
                 r#"{{ user: "gateway", password: "{PASSWORD}", permissions: {{
-                   publish: ["toolhost.call.>", "toolhost.cancel.>", "toolhost.gateways.*", "toolhost.catalog.changed", "_INBOX.>"],
-                   subscribe: ["_INBOX.>", "toolhost.runners.*", "toolhost.gateways.*", "toolhost.alive.*", "toolhost.bundle.get", "toolhost.catalog.changed"] }} }}"#
+                   publish: ["toolhost.call.>", "toolhost.cancel.>", "toolhost.gateways.*", "toolhost.catalog.changed", "toolhost.sessions.relay", "_INBOX.>"],
+                   subscribe: ["_INBOX.>", "toolhost.runners.*", "toolhost.gateways.*", "toolhost.alive.*", "toolhost.bundle.get", "toolhost.catalog.changed", "toolhost.sessions.relay"] }} }}"#
             ),
             format!(r#"{{ user: "admin", password: "{PASSWORD}" }}"#),
         ];
@@ -319,6 +319,8 @@ impl Drop for RunnerProcess {
 pub struct Cluster {
     pub gateways: Vec<Server>,
     pub runners: Vec<Option<RunnerProcess>>,
+    /// `toolhost cluster publish --watch` over the fixture's tools.
+    pub publisher: Option<RunnerProcess>,
     pub token: String,
     pub nats: Nats,
     pub pg: Postgres,
@@ -329,11 +331,19 @@ impl Cluster {
     /// `gateways` gateways and `runners` runners (of `slots` calls each), every runner
     /// heard by every gateway before this returns.
     pub fn start(gateways: usize, runners: usize, slots: usize) -> Cluster {
+        Cluster::start_with(gateways, runners, slots, true)
+    }
+
+    /// The same, with the fleet's own test tools (`effect`, `secretive`) beside the MCP
+    /// fixture's `echo` and `slow`, or without them.
+    pub fn start_with(gateways: usize, runners: usize, slots: usize, fleet_tools: bool) -> Cluster {
         let f = Fixture::new();
-        copy_dir(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fleet-tools"),
-            &f.tools(),
-        );
+        if fleet_tools {
+            copy_dir(
+                &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fleet-tools"),
+                &f.tools(),
+            );
+        }
         let pg = Postgres::start();
         let nats = Nats::start(runners + 1);
         let mut cluster = Cluster {
@@ -342,8 +352,10 @@ impl Cluster {
             nats,
             gateways: Vec::new(),
             runners: Vec::new(),
+            publisher: None,
             token: String::new(),
         };
+        cluster.publisher = Some(cluster.start_publisher());
         for n in 1..=runners {
             let runner = cluster.start_runner(n, slots);
             cluster.runners.push(Some(runner));
@@ -391,6 +403,44 @@ impl Cluster {
             id: id.clone(),
             child,
             logs: Collected::start(&id, before, stderr),
+        }
+    }
+
+    /// `toolhost cluster publish --watch` of the fixture's tools, once it watches.
+    pub fn start_publisher(&self) -> RunnerProcess {
+        let mut cmd = self.f.toolhost();
+        cmd.args([
+            "cluster",
+            "publish",
+            "--watch",
+            "--nats",
+            &self.nats.url,
+            "--node",
+            "publisher",
+        ])
+        .arg("--data")
+        .arg(self.f.data())
+        .args(["--database", &self.pg.url])
+        .env("TOOLHOST_NATS_PASSWORD", PASSWORD)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut before = String::new();
+        loop {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).unwrap();
+            before += &line;
+            assert!(n > 0, "the publisher exited before watching:\n{before}");
+            if line.contains("watching the tool roots") {
+                break;
+            }
+        }
+        RunnerProcess {
+            id: "publisher".into(),
+            child,
+            logs: Collected::start("publisher", before, stderr),
         }
     }
 
