@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use toolhost_catalog::Root;
 use toolhost_store::{Published, PublishedRoot, Store};
 
-use crate::bundle;
+use crate::{Bundles, bundle};
 
 /// The name of a root's tool-set manifest (`toolhost_toolsets`'s).
 const TOOLSET: &str = "toolset.toml";
@@ -74,10 +74,12 @@ fn tool_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, String> {
     Ok(dirs)
 }
 
-/// Bundles every tool folder of `roots` into the store and publishes them as a new epoch,
-/// unless the newest epoch already holds exactly them.
+/// Bundles every tool folder of `roots` into the store (through `bundles`, which skips
+/// folders unchanged since it last bundled them) and publishes them as a new epoch, unless
+/// the newest epoch already holds exactly them.
 pub async fn publish(
     store: &Store,
+    bundles: &Bundles,
     roots: &[Root],
     publisher: &str,
 ) -> Result<PublishOutcome, String> {
@@ -86,22 +88,11 @@ pub async fn publish(
         let dirs = tool_dirs(&root.path)?;
         let mut folders = Vec::new();
         for (name, dir) in dirs {
-            let made = tokio::task::spawn_blocking(move || bundle::make(&dir))
-                .await
-                .map_err(|e| e.to_string())?;
-            let made = match made {
-                Ok(made) => made,
-                Err(e) => {
-                    // One folder that cannot be bundled costs only itself.
-                    tracing::warn!("not published: {name}: {e}");
-                    continue;
-                }
-            };
-            store
-                .put_bundle(&made.hash, &made.packed)
-                .await
-                .map_err(|e| format!("cannot keep a bundle in the store: {e}"))?;
-            folders.push((name, made.hash));
+            match bundles.of(&dir).await {
+                Ok(hash) => folders.push((name, hash)),
+                // One folder that cannot be bundled costs only itself.
+                Err(e) => tracing::warn!("not published: {name}: {e}"),
+            }
         }
         let toolset = match std::fs::read_to_string(root.path.join(TOOLSET)) {
             Ok(text) => Some(text),
@@ -136,6 +127,39 @@ pub async fn publish(
         .await
         .map_err(|e| format!("cannot publish the catalog: {e}"))?;
     Ok(PublishOutcome::Published { epoch, folders })
+}
+
+/// Watches `roots` (every file beneath them): the receiver gets a word after each burst
+/// of changes has settled for `settle`. Dropping the receiver stops the watch.
+pub fn watch(
+    roots: &[Root],
+    settle: std::time::Duration,
+) -> Result<tokio::sync::mpsc::Receiver<()>, String> {
+    use notify::Watcher;
+    let (raw_tx, mut raw) = tokio::sync::mpsc::unbounded_channel();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok() {
+            let _ = raw_tx.send(());
+        }
+    })
+    .map_err(|e| format!("cannot watch the tool roots: {e}"))?;
+    for root in roots {
+        watcher
+            .watch(&root.path, notify::RecursiveMode::Recursive)
+            .map_err(|e| format!("cannot watch {}: {e}", root.path.display()))?;
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        // The watcher lives as long as this task.
+        let _watcher = watcher;
+        while raw.recv().await.is_some() {
+            while let Ok(Some(())) = tokio::time::timeout(settle, raw.recv()).await {}
+            if tx.send(()).await.is_err() {
+                break;
+            }
+        }
+    });
+    Ok(rx)
 }
 
 /// A gateway's copy of the published catalog, under one folder.

@@ -590,3 +590,348 @@ fn the_official_sdks_pass_their_suites_through_alternating_gateways() {
         );
     }
 }
+
+/// Opens a stream that reports list changes at gateway `addr`: a 2026-07-28
+/// `subscriptions/listen` request, or (`legacy`) a 2025-11-25 session's GET stream.
+/// Returns a thread that yields when the stream carried `tools/list_changed`.
+fn list_changes(addr: &str, token: &str, legacy: bool) -> std::sync::mpsc::Receiver<Instant> {
+    let auth = format!("Bearer {token}");
+    let mut conn = if legacy {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "fleet-test", "version": "1"}}})
+        .to_string();
+        let mut headers = MCP_POST.to_vec();
+        headers.extend_from_slice(&[("Host", "127.0.0.1"), ("Authorization", auth.as_str())]);
+        let r = send(addr, "POST", &headers, init.as_bytes());
+        assert_eq!(r.status, 200, "{}", r.body);
+        let session = r.header("mcp-session-id").unwrap().to_string();
+        let mut headers = MCP_POST.to_vec();
+        headers.extend_from_slice(&[
+            ("Host", "127.0.0.1"),
+            ("Authorization", auth.as_str()),
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ]);
+        let r = send(
+            addr,
+            "POST",
+            &headers,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        assert_eq!(r.status, 202, "{}", r.body);
+        let get = [
+            ("Host", "127.0.0.1"),
+            ("Accept", "text/event-stream"),
+            ("Authorization", auth.as_str()),
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        let mut conn = open(addr, "GET", &get, b"");
+        read_until(&mut conn, "200 OK");
+        conn
+    } else {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+            "notifications": {"toolsListChanged": true},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string();
+        let mut headers = MCP_POST.to_vec();
+        headers.extend_from_slice(&[
+            ("Host", "127.0.0.1"),
+            ("Authorization", auth.as_str()),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "subscriptions/listen"),
+        ]);
+        let mut conn = open(addr, "POST", &headers, body.as_bytes());
+        read_until(&mut conn, "200 OK");
+        conn
+    };
+    conn.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let Ok(n) = std::io::Read::read(&mut conn, &mut buf) else {
+                return;
+            };
+            if n == 0 {
+                return;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&seen).into_owned();
+            let count = text.matches("notifications/tools/list_changed").count();
+            if count > 0 {
+                seen.clear();
+                for _ in 0..count {
+                    let _ = tx.send(Instant::now());
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Names of the tools `tools/list` shows at gateway `addr` (stateless).
+fn tool_names(addr: &str, token: &str) -> Vec<String> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let auth = format!("Bearer {token}");
+    let mut headers = MCP_POST.to_vec();
+    headers.extend_from_slice(&[
+        ("Host", "127.0.0.1"),
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ]);
+    let r = send(addr, "POST", &headers, body.as_bytes());
+    let json: Value = if r.body.trim_start().starts_with('{') {
+        serde_json::from_str(&r.body).unwrap()
+    } else {
+        r.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("result").is_some())
+            .unwrap_or_else(|| panic!("{}", r.body))
+    };
+    json["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Adds tool `name` (a copy of `echo` under another name) to the fixture's tools.
+fn add_tool(c: &Cluster, name: &str) {
+    let dir = c.f.tools().join(format!(".{name}-new"));
+    common::copy_dir(&c.f.tools().join("echo"), &dir);
+    let md = std::fs::read_to_string(dir.join("TOOL.md")).unwrap();
+    std::fs::write(
+        dir.join("TOOL.md"),
+        md.replace("name: echo", &format!("name: {name}")),
+    )
+    .unwrap();
+    std::fs::rename(&dir, c.f.tools().join(name)).unwrap();
+}
+
+/// `toolhost cluster publish` of the fixture's tools, once (with NATS, or `--nats` left out).
+fn publish_once(c: &Cluster, with_nats: bool) {
+    let mut cmd = c.f.toolhost();
+    cmd.args(["cluster", "publish", "--data"])
+        .arg(c.f.data())
+        .args(["--database", &c.pg.url])
+        .env("TOOLHOST_NATS_PASSWORD", cluster::PASSWORD);
+    if with_nats {
+        cmd.args(["--nats", &c.nats.url, "--node", "publisher-once"]);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("published the catalog's epoch"), "{stderr}");
+}
+
+/// A published tool reaches both gateways' list changes within a second: a stateless
+/// `subscriptions/listen` stream on one, a 2025-11-25 session's GET stream on the other;
+/// then both list it. Published while NATS is down, it still arrives once NATS is back
+/// (the gateways also check the store's newest epoch).
+#[test]
+fn a_publish_reaches_list_changed_on_every_gateway() {
+    let mut c = Cluster::start(2, 3, 4);
+    // The test publishes by itself, to time it.
+    c.publisher.take();
+    let listen = list_changes(&c.gateways[0].addr, &c.token, false);
+    let legacy = list_changes(&c.gateways[1].addr, &c.token, true);
+    add_tool(&c, "fresh");
+    publish_once(&c, true);
+    let published = Instant::now();
+    for (what, rx) in [
+        ("subscriptions/listen", &listen),
+        ("the GET stream", &legacy),
+    ] {
+        let at = rx
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("no list_changed on {what}"));
+        let after = at.saturating_duration_since(published);
+        assert!(after < Duration::from_secs(1), "{what}: {after:?}");
+    }
+    for g in &c.gateways {
+        assert!(tool_names(&g.addr, &c.token).contains(&"fresh".to_string()));
+    }
+    // NATS down while publishing: the notice comes once it is back.
+    while listen.try_recv().is_ok() || legacy.try_recv().is_ok() {}
+    c.nats.stop();
+    add_tool(&c, "fresher");
+    publish_once(&c, false);
+    c.nats.restart();
+    for (what, rx) in [
+        ("subscriptions/listen", &listen),
+        ("the GET stream", &legacy),
+    ] {
+        rx.recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("no list_changed on {what} after NATS came back"));
+    }
+    for g in &c.gateways {
+        assert!(tool_names(&g.addr, &c.token).contains(&"fresher".to_string()));
+    }
+    // A call of the new tool runs on a runner, from the bundle just published.
+    let (response, _) = c.call(0, "fresher", json!({"text": "new"}));
+    assert_eq!(text(&response), "new");
+}
+
+/// Affinity over many users: each user's calls stay on one runner; a fourth runner takes
+/// only a share of the users (those who move, move to it); a runner that leaves moves only
+/// its own users.
+#[test]
+fn a_runner_joining_or_leaving_moves_only_its_share_of_users() {
+    let mut c = Cluster::start(2, 3, 8);
+    let admin = api_client::Api {
+        addr: &c.gateways[0].addr,
+        token: Some(c.token.clone()),
+    };
+    let mut tokens = Vec::new();
+    for n in 0..30 {
+        let user = format!("user{n}");
+        let r = admin.request(
+            "PUT",
+            &format!("/users/{user}"),
+            Some(&json!({"role": "viewer"})),
+        );
+        assert!(r.status == 200 || r.status == 201, "{}", r.body);
+        let r = admin.request(
+            "POST",
+            "/tokens",
+            Some(&json!({"name": "fleet", "user": user})),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+        tokens.push(
+            api_client::json_of(&r)["secret"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let homes = |c: &Cluster, round: &str| -> Vec<String> {
+        tokens
+            .iter()
+            .enumerate()
+            .map(|(n, token)| {
+                let (response, _) = call_at(
+                    c.gateway(n),
+                    token,
+                    "effect",
+                    json!({"id": format!("{round}{n}")}),
+                );
+                effect(&response)["runner"].as_str().unwrap().to_string()
+            })
+            .collect()
+    };
+    let before = homes(&c, "a");
+    // Every user's calls stay with their runner, through either gateway.
+    assert_eq!(homes(&c, "b"), before);
+    let mut counts = std::collections::BTreeMap::new();
+    for r in &before {
+        *counts.entry(r.clone()).or_insert(0) += 1;
+    }
+    assert_eq!(counts.len(), 3, "{counts:?}");
+
+    let fourth = c.start_runner(4, 8);
+    c.runners.push(Some(fourth));
+    c.await_runners(4);
+    let after = homes(&c, "c");
+    let moved: Vec<usize> = (0..30).filter(|&n| before[n] != after[n]).collect();
+    assert!(moved.len() <= 12, "{} of 30 users moved", moved.len());
+    assert!(!moved.is_empty());
+    for &n in &moved {
+        assert_eq!(after[n], "runner-4", "user{n} moved to {}", after[n]);
+    }
+
+    c.runner("runner-2").kill();
+    let left = homes(&c, "d");
+    for n in 0..30 {
+        if after[n] == "runner-2" {
+            assert_ne!(left[n], "runner-2");
+        } else {
+            assert_eq!(left[n], after[n], "user{n} moved though its runner stayed");
+        }
+    }
+}
+
+/// New versions of a tool published while calls flow through both gateways: every call
+/// succeeds, and each ran one whole version (its code and its data file from the same
+/// bundle); later calls run the last version.
+#[test]
+fn calls_during_publishes_each_run_one_whole_version() {
+    let c = Cluster::start(2, 3, 16);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let callers: Vec<_> = (0..4)
+        .map(|t| {
+            let addr = c.gateway(t).to_string();
+            let token = c.token.clone();
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let (response, _) = call_at(
+                        &addr,
+                        &token,
+                        "versioned",
+                        json!({"id": format!("{t}-{n}")}),
+                    );
+                    assert!(!is_error(&response), "{response}");
+                    seen.push(text(&response));
+                    n += 1;
+                }
+                seen
+            })
+        })
+        .collect();
+    let dir = c.f.tools().join("versioned");
+    for v in 2..=4 {
+        std::thread::sleep(Duration::from_millis(700));
+        // A new version: its code and data file change together (one rename of the folder).
+        let next = c.f.tools().join(format!(".versioned-{v}"));
+        common::copy_dir(&dir, &next);
+        let code = std::fs::read_to_string(next.join("index.ts")).unwrap();
+        std::fs::write(
+            next.join("index.ts"),
+            code.replace(
+                &format!("const CODE = {};", v - 1),
+                &format!("const CODE = {v};"),
+            ),
+        )
+        .unwrap();
+        std::fs::write(next.join("data.txt"), format!("{v}\n")).unwrap();
+        let old = c.f.tools().join(format!(".versioned-old-{v}"));
+        std::fs::rename(&dir, &old).unwrap();
+        std::fs::rename(&next, &dir).unwrap();
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut all = Vec::new();
+    for t in callers {
+        all.extend(t.join().unwrap());
+    }
+    assert!(all.len() > 20, "{}", all.len());
+    for seen in &all {
+        let (code, data) = seen.split_once(' ').unwrap();
+        assert_eq!(
+            code.trim_start_matches("code="),
+            data.trim_start_matches("data="),
+            "{seen}"
+        );
+    }
+    assert!(all.iter().any(|s| s == "code=1 data=1"), "{all:?}");
+    assert!(
+        all.iter().any(|s| s != "code=1 data=1"),
+        "no call ran a newer version"
+    );
+    let (response, _) = c.call(0, "versioned", json!({"id": "last"}));
+    assert_eq!(text(&response), "code=4 data=4");
+}

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use futures::StreamExt;
-use toolhost_catalog::Catalog;
 use toolhost_fleet::catalog::PublishOutcome;
 use toolhost_fleet::members::Members;
 use toolhost_fleet::wire;
@@ -93,8 +92,9 @@ fn publish(args: PublishArgs) -> Result<ExitCode> {
         let publisher = login
             .as_ref()
             .map_or_else(|| "toolhost".to_string(), |l| l.node.clone());
+        let bundles = toolhost_fleet::Bundles::new(store.clone());
         let once = || async {
-            let outcome = toolhost_fleet::catalog::publish(&store, &roots, &publisher)
+            let outcome = toolhost_fleet::catalog::publish(&store, &bundles, &roots, &publisher)
                 .await
                 .map_err(anyhow::Error::msg)?;
             match outcome {
@@ -114,24 +114,19 @@ fn publish(args: PublishArgs) -> Result<ExitCode> {
         if !args.watch {
             return Ok(ExitCode::SUCCESS);
         }
-        let watched = toolhost_host::WatchedCatalog::watch(Catalog::scan(roots.clone()));
-        let Some(mut events) = watched.subscribe() else {
-            anyhow::bail!("cannot watch the tool roots");
-        };
+        // Any file: an edit to a tool's code changes its bundle, not only its TOOL.md.
+        let mut edits = toolhost_fleet::catalog::watch(&roots, Duration::from_millis(50))
+            .map_err(anyhow::Error::msg)?;
         let stop = tokio_util::sync::CancellationToken::new();
         cancel_on_signal(stop.clone());
         eprintln!("watching the tool roots; publishing after every edit (Ctrl-C to stop)");
         loop {
             tokio::select! {
                 () = stop.cancelled() => break,
-                event = events.recv() => {
-                    if matches!(event, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
+                edit = edits.recv() => {
+                    if edit.is_none() {
                         break;
                     }
-                    // Edits come in bursts: publish once they settle.
-                    while let Ok(Ok(_)) =
-                        tokio::time::timeout(Duration::from_millis(50), events.recv()).await
-                    {}
                     if let Err(e) = once().await {
                         crate::warn(&format!("publishing failed: {e:#}"));
                     }
