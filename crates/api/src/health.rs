@@ -53,6 +53,9 @@ pub(crate) async fn metrics(
     who.reader()?;
     let mut out = String::new();
     state.host.metrics().render(&mut out);
+    if let Some(fleet) = state.host.fleet() {
+        fleet.metrics(&mut out);
+    }
     out.push_str("# HELP toolhost_workers Live Node.js workers.\n# TYPE toolhost_workers gauge\n");
     out.push_str(&format!(
         "toolhost_workers {}\n",

@@ -51,6 +51,19 @@ pub(crate) struct SandboxView {
     pub(crate) layers: Vec<LayerView>,
 }
 
+/// A node of the fleet, as the overview lists it.
+pub(crate) struct NodeView {
+    pub(crate) node: String,
+    pub(crate) role: String,
+    pub(crate) version: String,
+    pub(crate) load: String,
+    pub(crate) finished: u64,
+    pub(crate) workers: usize,
+    pub(crate) epoch: i64,
+    pub(crate) since: String,
+    pub(crate) this: bool,
+}
+
 #[derive(Template)]
 #[template(path = "overview.html")]
 struct OverviewPage {
@@ -59,6 +72,38 @@ struct OverviewPage {
     calls: Vec<CallView>,
     own_calls_only: bool,
     sandbox: SandboxView,
+    /// The fleet this server is a gateway of: its gateways, then its runners.
+    fleet: Option<Vec<NodeView>>,
+    /// Whether a runner of the fleet is live.
+    runners: bool,
+}
+
+/// The fleet's nodes, when this server is one of its gateways.
+fn fleet_view(state: &ConsoleState) -> Option<Vec<NodeView>> {
+    let status = state.host.fleet()?.status();
+    let me = status.node.clone();
+    Some(
+        status
+            .gateways
+            .into_iter()
+            .chain(status.runners)
+            .map(|n| NodeView {
+                load: if n.role == "runner" {
+                    format!("{} of {}", n.running, n.slots)
+                } else {
+                    n.running.to_string()
+                },
+                this: n.node == me && n.role == "gateway",
+                since: time::utc(i64::try_from(n.started_at).unwrap_or(0)),
+                node: n.node,
+                role: n.role,
+                version: n.version,
+                finished: n.finished,
+                workers: n.workers,
+                epoch: n.epoch,
+            })
+            .collect(),
+    )
 }
 
 pub(crate) async fn page(State(state): State<ConsoleState>, who: Signed) -> Response {
@@ -149,6 +194,7 @@ pub(crate) async fn page(State(state): State<ConsoleState>, who: Signed) -> Resp
         alert: errors > 0,
     });
     let sandbox = sandbox_view(&state, &mut icons);
+    let fleet = fleet_view(&state);
     let layout = Layout::new(caller, "/", "Overview", icons);
     page::html(
         StatusCode::OK,
@@ -158,6 +204,10 @@ pub(crate) async fn page(State(state): State<ConsoleState>, who: Signed) -> Resp
             calls,
             own_calls_only,
             sandbox,
+            runners: fleet
+                .as_ref()
+                .is_some_and(|n| n.iter().any(|n| n.role == "runner")),
+            fleet,
         },
     )
 }

@@ -25,6 +25,7 @@ use toolhost_runtime::{
 };
 
 use crate::members::{ANNOUNCE_EVERY, Members};
+use crate::metrics::Counters;
 use crate::wire::{self, ACCEPT_WAIT, Announcement, CallEnv, CallRequest, Frame};
 use crate::{Bundles, FleetError, rendezvous};
 
@@ -69,6 +70,7 @@ struct Shared {
     epoch: AtomicI64,
     catalog_changed: tokio::sync::broadcast::Sender<i64>,
     relayed: tokio::sync::broadcast::Sender<(String, String)>,
+    counters: crate::metrics::Counters,
 }
 
 impl Drop for Tasks {
@@ -104,6 +106,7 @@ impl Gateway {
             epoch: AtomicI64::new(0),
             catalog_changed,
             relayed,
+            counters: crate::metrics::Counters::default(),
         });
         let mut tasks = Vec::new();
         let runners = client.subscribe(wire::RUNNERS).await.map_err(nats)?;
@@ -213,6 +216,33 @@ impl toolhost_host::Fleet for Gateway {
 
     fn relayed_to_sessions(&self) -> tokio::sync::broadcast::Receiver<(String, String)> {
         self.shared.relayed.subscribe()
+    }
+
+    fn metrics(&self, out: &mut String) {
+        self.shared.counters.render(out);
+        let running = self
+            .shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len();
+        crate::metrics::render_node(out, "gateway", running, 0, 0);
+        let runners = self.runners();
+        out.push_str("# HELP toolhost_fleet_runners Runners heard in the last seconds.\n# TYPE toolhost_fleet_runners gauge\n");
+        out.push_str(&format!("toolhost_fleet_runners {}\n", runners.len()));
+        out.push_str("# HELP toolhost_fleet_runner_running Calls each runner runs, as it last announced.\n# TYPE toolhost_fleet_runner_running gauge\n");
+        for r in &runners {
+            out.push_str(&format!(
+                "toolhost_fleet_runner_running{{runner=\"{}\"}} {}\n",
+                toolhost_host::prometheus_label(&r.node),
+                r.running
+            ));
+        }
+        out.push_str("# HELP toolhost_fleet_catalog_epoch The published catalog's epoch this gateway serves.\n# TYPE toolhost_fleet_catalog_epoch gauge\n");
+        out.push_str(&format!(
+            "toolhost_fleet_catalog_epoch {}\n",
+            self.shared.epoch.load(Ordering::Relaxed)
+        ));
     }
 
     fn status(&self) -> toolhost_host::FleetStatus {
@@ -335,6 +365,9 @@ async fn serve_bundles(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
                 }
                 Ok(ask) => match shared.bundles.packed(&ask.hash).await {
                     Ok(Some(packed)) => {
+                        if ask.offset == 0 {
+                            Counters::note(&shared.counters.bundles);
+                        }
                         let start = ask.offset.min(packed.len());
                         let end = (start + wire::BUNDLE_CHUNK).min(packed.len());
                         headers.insert(wire::SIZE_HEADER, packed.len().to_string());
@@ -463,15 +496,18 @@ async fn start(
                     runner,
                     "the runner is gone (no responders); trying the next"
                 );
+                Counters::note(&shared.counters.not_delivered);
                 shared.runners.forget(runner);
             }
             Ok(Some(m)) => match serde_json::from_slice::<Frame>(&m.payload) {
                 Ok(Frame::Accepted { .. }) => {
+                    Counters::note(&shared.counters.accepted);
                     booked.keep();
                     return Ok(accepted(&shared, id, runner.to_string(), replies));
                 }
                 Ok(Frame::Busy { running, .. }) => {
                     tracing::debug!(runner, running, "busy; trying the next");
+                    Counters::note(&shared.counters.busy);
                     busy.push(runner.to_string());
                 }
                 other => {
@@ -481,11 +517,13 @@ async fn start(
             Ok(None) => return Err(nats(&"the connection closed")),
             Err(_) => {
                 tracing::warn!(runner, "no answer within {ACCEPT_WAIT:?}; trying the next");
+                Counters::note(&shared.counters.not_delivered);
             }
         }
         let _ = replies.unsubscribe().await;
     }
     if !busy.is_empty() {
+        Counters::note(&shared.counters.overloaded);
         return Err(RuntimeError::Overloaded(format!(
             "the fleet is overloaded: every runner tried ({}) is busy; the call did not \
              start, retry shortly",
@@ -550,6 +588,7 @@ fn accepted(
 ) -> Running<RemoteControl> {
     let (tx, events) = toolhost_runtime::event_channel();
     let lost_after = shared.lost_after;
+    let gateway = Arc::clone(shared);
     let who = runner.clone();
     let pump = tokio::spawn(async move {
         loop {
@@ -576,6 +615,7 @@ fn accepted(
                     break;
                 }
                 Err(_) => {
+                    Counters::note(&gateway.counters.lost);
                     tx.send(ExecutionEvent::Died(format!(
                         "runner {who} was lost mid-call (no word from it for {} s); the tool \
                          may have partly run, so the call was not retried: its outcome is \

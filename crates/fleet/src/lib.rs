@@ -16,6 +16,7 @@ pub mod catalog;
 mod connect;
 pub mod gateway;
 pub mod members;
+pub mod metrics;
 pub mod rendezvous;
 pub mod runner;
 pub mod wire;

@@ -23,6 +23,7 @@ use toolhost_runtime::{
 };
 
 use crate::members::ANNOUNCE_EVERY;
+use crate::metrics::Counters;
 use crate::wire::{self, ACCEPT_WITHIN, Announcement, CallEnv, CallRequest, Frame};
 use crate::{FleetError, bundle};
 
@@ -58,6 +59,7 @@ struct Shared {
     tools: Mutex<HashMap<String, Arc<toolhost_catalog::Tool>>>,
     finished: AtomicU64,
     started_at: u64,
+    counters: Counters,
 }
 
 /// A call this runner took.
@@ -100,6 +102,7 @@ impl Runner {
             tools: Mutex::default(),
             finished: AtomicU64::new(0),
             started_at: crate::now_ms(),
+            counters: Counters::default(),
         });
         let calls = client
             .subscribe(wire::call_subject(&shared.node))
@@ -127,8 +130,26 @@ impl Runner {
         self.shared.running().len()
     }
 
+    /// The runner's counters and gauges, in Prometheus's text format.
+    pub async fn metrics(&self) -> String {
+        let mut out = String::new();
+        self.shared.counters.render(&mut out);
+        let mut workers = 0;
+        for runtime in self.shared.runtimes.lock().await.values() {
+            workers += runtime.workers().await;
+        }
+        crate::metrics::render_node(
+            &mut out,
+            "runner",
+            self.running(),
+            self.shared.options.slots,
+            workers,
+        );
+        out
+    }
+
     /// Stops taking calls and waits (at most `within`) for those running to end.
-    pub async fn drain(&mut self, within: Duration) {
+    pub async fn drain(&self, within: Duration) {
         // The first task takes calls: without it the runner's subject has no subscriber
         // once the subscription is dropped, and gateways get "no responders" at once.
         if let Some(taking) = self.tasks.first() {
@@ -196,6 +217,7 @@ impl Shared {
         let dir = root.join(hash);
         if !dir.is_dir() {
             let packed = fetch_bundle(&self.client, hash).await?;
+            Counters::note(&self.counters.bundles);
             let (hash_owned, root2) = (hash.to_string(), root.clone());
             tokio::task::spawn_blocking(move || bundle::unpack(&packed, &hash_owned, &root2))
                 .await
@@ -270,6 +292,7 @@ async fn take_calls(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
         if u128::from(age) > ACCEPT_WITHIN.as_millis() {
             // Its gateway may have given it to another runner by now: never run it.
             tracing::warn!(call = %request.call, age_ms = age, "a call sent too long ago; not taken");
+            Counters::note(&shared.counters.not_delivered);
             continue;
         }
         let kill = Arc::new(Notify::new());
@@ -290,6 +313,11 @@ async fn take_calls(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
                 None
             }
         };
+        Counters::note(if busy.is_some() {
+            &shared.counters.busy
+        } else {
+            &shared.counters.accepted
+        });
         let frame = match busy {
             Some(running) => Frame::Busy {
                 runner: shared.node.clone(),
@@ -479,6 +507,7 @@ async fn check_gateways(shared: Arc<Shared>) {
                 }
             };
             for call in gone {
+                Counters::note(&shared.counters.orphaned);
                 stop(&shared, &call, true);
             }
         }

@@ -129,6 +129,8 @@ pub trait Fleet: Send + Sync {
     fn dispatch(&self) -> std::sync::Arc<dyn toolhost_runtime::Dispatch>;
     /// The fleet now.
     fn status(&self) -> FleetStatus;
+    /// This gateway's fleet counters and gauges, in Prometheus's text format.
+    fn metrics(&self, out: &mut String);
     /// Hands a client's message for 2025-11-25 session `key` (see
     /// [`crate::store::SessionRecords`]) to every gateway: the request it concerns (a
     /// `notifications/cancelled`) may run on another one.

@@ -9,6 +9,8 @@
 mod api_client;
 #[path = "fleet/balancer.rs"]
 mod balancer;
+#[path = "mcp/browser.rs"]
+mod browser;
 #[path = "fleet/cluster.rs"]
 mod cluster;
 #[path = "mcp/common.rs"]
@@ -934,4 +936,124 @@ fn calls_during_publishes_each_run_one_whole_version() {
     );
     let (response, _) = c.call(0, "versioned", json!({"id": "last"}));
     assert_eq!(text(&response), "code=4 data=4");
+}
+
+/// What operators see: `toolhost cluster status` (a table, and JSON) lists every gateway
+/// and runner; a gateway's `/api/v1/cluster` and `/metrics` show the fleet and what it
+/// did; each runner serves its own `/metrics`; the console's overview shows the fleet.
+#[test]
+fn operators_see_the_fleet_in_status_metrics_and_the_console() {
+    let c = Cluster::start(2, 3, 4);
+    effect(&c.call(0, "effect", json!({"id": "seen"})).0);
+
+    let status = |json: bool| {
+        let mut cmd = c.f.toolhost();
+        cmd.args([
+            "cluster",
+            "status",
+            "--nats",
+            &c.nats.url,
+            "--node",
+            "status-cli",
+        ])
+        .env("TOOLHOST_NATS_PASSWORD", cluster::PASSWORD);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let listed: Value = serde_json::from_str(&status(true)).unwrap();
+    let nodes = |role: &str| -> Vec<String> {
+        listed[role]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["node"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(nodes("gateways"), ["gateway-1", "gateway-2"]);
+    assert_eq!(nodes("runners"), ["runner-1", "runner-2", "runner-3"]);
+    for r in listed["runners"].as_array().unwrap() {
+        assert_eq!(r["slots"], 4, "{r}");
+        assert_eq!(r["version"], env!("CARGO_PKG_VERSION"));
+    }
+    let finished: u64 = listed["runners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["finished"].as_u64().unwrap())
+        .sum();
+    assert_eq!(finished, 1, "{listed}");
+    let table = status(false);
+    assert!(table.starts_with("NODE"), "{table}");
+    assert!(
+        table.contains("runner-3") && table.contains("gateway-2"),
+        "{table}"
+    );
+
+    let api = api_client::Api {
+        addr: &c.gateways[1].addr,
+        token: Some(c.token.clone()),
+    };
+    let cluster = api_client::json_of(&api.request("GET", "/cluster", None));
+    assert_eq!(cluster["clustered"], true);
+    assert_eq!(cluster["node"], "gateway-2");
+    assert_eq!(cluster["runners"].as_array().unwrap().len(), 3);
+    let metrics = api.request("GET", "/metrics", None).body;
+    assert!(metrics.contains("toolhost_fleet_runners 3"), "{metrics}");
+    assert!(
+        metrics.contains("toolhost_fleet_catalog_epoch 1"),
+        "{metrics}"
+    );
+    let gateway_metrics = api_client::Api {
+        addr: &c.gateways[0].addr,
+        token: Some(c.token.clone()),
+    }
+    .request("GET", "/metrics", None)
+    .body;
+    assert!(
+        gateway_metrics.contains("toolhost_fleet_accepted_total 1"),
+        "{gateway_metrics}"
+    );
+
+    let mut accepted = 0;
+    for r in c.runners.iter().flatten() {
+        let addr = r.metrics.as_deref().unwrap();
+        let text = raw_http::send_to(addr, "GET", "/metrics", &[("Host", "127.0.0.1")], b"").body;
+        assert!(text.contains("toolhost_fleet_slots 4"), "{text}");
+        accepted += text
+            .lines()
+            .find_map(|l| l.strip_prefix("toolhost_fleet_accepted_total "))
+            .unwrap()
+            .parse::<u64>()
+            .unwrap();
+    }
+    assert_eq!(accepted, 1);
+
+    let base = format!("http://{}", c.gateways[0].addr);
+    let result = browser::run_script("fleet", &base, &c.token, &[]);
+    let rows = result["nodes"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["node"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["gateway-1", "gateway-2", "runner-1", "runner-2", "runner-3"],
+        "{result}"
+    );
+    assert!(
+        rows[0]["cells"][0].as_str().unwrap().contains("this one"),
+        "{result}"
+    );
+    assert_eq!(rows[2]["cells"][1], "runner");
+    assert!(
+        rows[2]["cells"][3].as_str().unwrap().ends_with("of 4"),
+        "{result}"
+    );
+    assert_eq!(result["sandboxSection"], false);
+    browser::assert_budgets(&result, 1);
 }

@@ -24,6 +24,10 @@ pub struct Args {
     /// Calls at once (default: `[cluster] slots`, else twice `[runtime] max_workers`).
     #[arg(long, value_name = "N")]
     slots: Option<usize>,
+    /// Serve `/metrics` (Prometheus) and `/healthz` here, without authentication: an
+    /// address the operator's monitoring reaches, such as 0.0.0.0:9464 inside a cluster.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
     /// The configuration file (default: $TOOLHOST_CONFIG, else ./toolhost.toml if present).
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
@@ -48,7 +52,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let bundles = config.runtime.cache_dir().join("bundles").join(&login.node);
     run_to_end(serving_runtime()?, async move {
         let client = login.connect().await?;
-        let mut runner = Runner::start(
+        let runner = Runner::start(
             client.clone(),
             RunnerOptions {
                 node: login.node.clone(),
@@ -62,6 +66,37 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .context("cannot join the fleet")?;
         let stop = CancellationToken::new();
         cancel_on_signal(stop.clone());
+        let runner = std::sync::Arc::new(runner);
+        if let Some(addr) = args.listen {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?;
+            eprintln!("metrics at http://{}/metrics", listener.local_addr()?);
+            let app = axum::Router::new()
+                .route(
+                    "/metrics",
+                    axum::routing::get({
+                        let runner = std::sync::Arc::clone(&runner);
+                        move || async move {
+                            let text = runner.metrics().await;
+                            (
+                                [(
+                                    axum::http::header::CONTENT_TYPE,
+                                    "text/plain; version=0.0.4",
+                                )],
+                                text,
+                            )
+                        }
+                    }),
+                )
+                .route("/healthz", axum::routing::get(|| async { "ok" }));
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(stop.cancelled_owned())
+                    .await;
+            });
+        }
         eprintln!(
             "runner {} taking up to {slots} calls at once from the fleet at {}",
             login.node, login.url

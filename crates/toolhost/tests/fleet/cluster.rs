@@ -280,6 +280,8 @@ pub struct RunnerProcess {
     pub id: String,
     pub child: Child,
     logs: Collected,
+    /// Where it serves `/metrics` (runners).
+    pub metrics: Option<String>,
 }
 
 impl RunnerProcess {
@@ -374,19 +376,27 @@ impl Cluster {
     pub fn start_runner(&self, n: usize, slots: usize) -> RunnerProcess {
         let id = format!("runner-{n}");
         let mut cmd = self.f.toolhost();
-        cmd.args(["runner", "--nats", &self.nats.url, "--node", &id])
-            .arg("--data")
-            .arg(self.f.data())
-            .args(["--slots", &slots.to_string()])
-            .env("TOOLHOST_NATS_PASSWORD", PASSWORD)
-            // Each runner its own cache, as on its own machine.
-            .env(
-                "XDG_CACHE_HOME",
-                self.f.dir.path().join(format!("cache-{id}")),
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        cmd.args([
+            "runner",
+            "--nats",
+            &self.nats.url,
+            "--node",
+            &id,
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--data")
+        .arg(self.f.data())
+        .args(["--slots", &slots.to_string()])
+        .env("TOOLHOST_NATS_PASSWORD", PASSWORD)
+        // Each runner its own cache, as on its own machine.
+        .env(
+            "XDG_CACHE_HOME",
+            self.f.dir.path().join(format!("cache-{id}")),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut before = String::new();
@@ -399,10 +409,16 @@ impl Cluster {
                 break;
             }
         }
+        let metrics = before
+            .split("metrics at http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .map(str::to_string);
         RunnerProcess {
             id: id.clone(),
             child,
             logs: Collected::start(&id, before, stderr),
+            metrics,
         }
     }
 
@@ -441,6 +457,7 @@ impl Cluster {
             id: "publisher".into(),
             child,
             logs: Collected::start("publisher", before, stderr),
+            metrics: None,
         }
     }
 
