@@ -1056,4 +1056,5 @@ fn operators_see_the_fleet_in_status_metrics_and_the_console() {
     );
     assert_eq!(result["sandboxSection"], false);
     browser::assert_budgets(&result, 1);
+    browser::assert_screenshots(&["fleet-overview"]);
 }

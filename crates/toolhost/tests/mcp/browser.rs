@@ -1,6 +1,7 @@
 //! Running a browser test of the console: a script of `tests/browser/` (on
 //! `tests/browser/harness.mjs`) in Debian's Chromium against a running server, its
 //! `RESULT` read back, and the budgets every page's first load must keep.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;
