@@ -18,6 +18,9 @@ const IN_MEMORY: usize = 64;
 struct Known {
     fingerprint: [u8; 32],
     hash: String,
+    /// For a folder of the published catalog's copy: the link's target, an unpacked
+    /// bundle, which never changes; the link pointing there still is all to check.
+    link: Option<PathBuf>,
 }
 
 /// Each tool folder's bundle, made on demand.
@@ -40,17 +43,23 @@ impl Bundles {
     /// The bundle of `dir` as it is now: known if no file changed since it was made
     /// (one `lstat` per entry), else made and kept in the store first.
     pub async fn of(&self, dir: &Path) -> Result<String, String> {
-        let owned = dir.to_path_buf();
-        let fingerprint = tokio::task::spawn_blocking(move || fingerprint(&owned))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("cannot read the tool folder {}: {e}", dir.display()))?;
         let known = self
             .known
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(dir)
             .cloned();
+        if let Some(known) = &known
+            && let Some(link) = &known.link
+            && std::fs::read_link(dir).ok().as_ref() == Some(link)
+        {
+            return Ok(known.hash.clone());
+        }
+        let owned = dir.to_path_buf();
+        let fingerprint = tokio::task::spawn_blocking(move || fingerprint(&owned))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("cannot read the tool folder {}: {e}", dir.display()))?;
         if let Some(known) = known
             && known.fingerprint == fingerprint
         {
@@ -72,23 +81,29 @@ impl Bundles {
             Arc::new(Known {
                 fingerprint,
                 hash: made.hash.clone(),
+                link: None,
             }),
         );
         Ok(made.hash)
     }
 
-    /// Records that `dir` (a folder of the published catalog, unpacked from it) is
-    /// bundle `hash`, so it is not bundled again.
+    /// Records that `dir` (a link of the published catalog's copy to its unpacked bundle)
+    /// is bundle `hash`, so it is not bundled again while the link points there.
     pub async fn seed(&self, dir: PathBuf, hash: String) {
+        let link = std::fs::read_link(&dir).ok();
         let owned = dir.clone();
         let Ok(Ok(fingerprint)) = tokio::task::spawn_blocking(move || fingerprint(&owned)).await
         else {
             return;
         };
-        self.known
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(dir, Arc::new(Known { fingerprint, hash }));
+        self.known.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            dir,
+            Arc::new(Known {
+                fingerprint,
+                hash,
+                link,
+            }),
+        );
     }
 
     fn keep(&self, hash: String, packed: Arc<Vec<u8>>) {

@@ -43,6 +43,12 @@ impl NatsLogin {
         })
     }
 
+    /// The connection's inbox prefix: `_INBOX.NODE`, which NATS permissions can confine
+    /// the node's replies to.
+    pub fn inbox_prefix(&self) -> String {
+        format!("_INBOX.{}", self.node)
+    }
+
     /// Connects, retrying for a while if the server is not up yet; later losses of the
     /// connection are repaired by the client (subscriptions are renewed).
     pub async fn connect(&self) -> Result<async_nats::Client, FleetError> {
@@ -55,7 +61,7 @@ impl NatsLogin {
                 None => async_nats::ConnectOptions::new(),
             }
             .name(format!("toolhost {}", self.node))
-            .custom_inbox_prefix(format!("_INBOX.{}", self.node))
+            .custom_inbox_prefix(self.inbox_prefix())
             .max_reconnects(None)
             .event_callback(|event| async move {
                 match event {

@@ -42,6 +42,8 @@ pub struct GatewayOptions {
     pub lost_after: Duration,
     /// Where bundles are kept.
     pub bundles: Bundles,
+    /// The connection's inbox prefix (`_INBOX.NODE`, as [`crate::NatsLogin`] sets it).
+    pub inbox_prefix: String,
 }
 
 /// A gateway's link to the fleet. Cheap to clone; dropping the last clone stops its tasks.
@@ -71,6 +73,10 @@ struct Shared {
     catalog_changed: tokio::sync::broadcast::Sender<i64>,
     relayed: tokio::sync::broadcast::Sender<(String, String)>,
     counters: crate::metrics::Counters,
+    /// The offers waiting for replies, by route key.
+    routes: Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<async_nats::Message>>>,
+    /// `_INBOX.NODE`: this gateway's replies arrive below it.
+    inbox_prefix: String,
 }
 
 impl Drop for Tasks {
@@ -107,8 +113,15 @@ impl Gateway {
             catalog_changed,
             relayed,
             counters: crate::metrics::Counters::default(),
+            routes: Mutex::default(),
+            inbox_prefix: options.inbox_prefix,
         });
         let mut tasks = Vec::new();
+        let replies = client
+            .subscribe(format!("{}.calls.*", shared.inbox_prefix))
+            .await
+            .map_err(nats)?;
+        tasks.push(tokio::spawn(demux(replies, Arc::clone(&shared))));
         let runners = client.subscribe(wire::RUNNERS).await.map_err(nats)?;
         tasks.push(tokio::spawn(listen(runners, Arc::clone(&shared), true)));
         let gateways = client.subscribe(wire::GATEWAYS).await.map_err(nats)?;
@@ -472,12 +485,7 @@ async fn start(
                 "the fleet's messaging failed ({e}); the call did not start"
             ))
         };
-        let inbox = shared.client.new_inbox();
-        let mut replies = shared
-            .client
-            .subscribe(inbox.clone())
-            .await
-            .map_err(|e| nats(&e))?;
+        let (inbox, mut replies) = Route::open(&shared, &format!("{id}-{runner}"));
         request.deadline_ms = RUNNER_DEADLINE_MS;
         request.sent_at_ms = crate::now_ms();
         let body = serde_json::to_vec(&request).map_err(|e| nats(&e))?;
@@ -489,7 +497,7 @@ async fn start(
             .publish_with_reply(wire::call_subject(runner), inbox, body.into())
             .await
             .map_err(|e| nats(&e))?;
-        let first = tokio::time::timeout(ACCEPT_WAIT, replies.next()).await;
+        let first = tokio::time::timeout(ACCEPT_WAIT, replies.recv()).await;
         match first {
             Ok(Some(m)) if m.status == Some(async_nats::StatusCode::NO_RESPONDERS) => {
                 tracing::info!(
@@ -520,7 +528,6 @@ async fn start(
                 Counters::note(&shared.counters.not_delivered);
             }
         }
-        let _ = replies.unsubscribe().await;
     }
     if !busy.is_empty() {
         Counters::note(&shared.counters.overloaded);
@@ -540,6 +547,67 @@ async fn start(
 /// The deadline a runner gets. The gateway's lifecycle keeps the call's real deadline and
 /// cancels the call when it passes; the runner's own is only a backstop.
 const RUNNER_DEADLINE_MS: u64 = 24 * 3600 * 1000;
+
+/// Where one offer's replies arrive: `_INBOX.GATEWAY.calls.KEY` on the gateway's one
+/// subscription to all of them (no subscription per call), handed here by the demux.
+struct Route {
+    shared: Arc<Shared>,
+    key: String,
+    rx: tokio::sync::mpsc::UnboundedReceiver<async_nats::Message>,
+}
+
+impl Route {
+    /// A route for `key` (unique among the gateway's calls): its inbox, and the route.
+    fn open(shared: &Arc<Shared>, key: &str) -> (String, Route) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        shared
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.to_string(), tx);
+        let inbox = format!("{}.calls.{key}", shared.inbox_prefix);
+        (
+            inbox,
+            Route {
+                shared: Arc::clone(shared),
+                key: key.to_string(),
+                rx,
+            },
+        )
+    }
+
+    async fn recv(&mut self) -> Option<async_nats::Message> {
+        self.rx.recv().await
+    }
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        self.shared
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.key);
+    }
+}
+
+/// Hands each reply to the route its subject names.
+async fn demux(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
+    while let Some(message) = sub.next().await {
+        let Some(key) = message.subject.rsplit('.').next() else {
+            continue;
+        };
+        let route = shared
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned();
+        if let Some(route) = route {
+            let _ = route.send(message);
+        }
+    }
+}
 
 /// A call on the books as offered to a runner; taken off again unless kept (accepted).
 struct Booked<'a> {
@@ -584,7 +652,7 @@ fn accepted(
     shared: &Arc<Shared>,
     id: String,
     runner: String,
-    mut replies: async_nats::Subscriber,
+    mut replies: Route,
 ) -> Running<RemoteControl> {
     let (tx, events) = toolhost_runtime::event_channel();
     let lost_after = shared.lost_after;
@@ -592,7 +660,7 @@ fn accepted(
     let who = runner.clone();
     let pump = tokio::spawn(async move {
         loop {
-            match tokio::time::timeout(lost_after, replies.next()).await {
+            match tokio::time::timeout(lost_after, replies.recv()).await {
                 Ok(Some(m)) => match serde_json::from_slice::<Frame>(&m.payload) {
                     Ok(Frame::Running | Frame::Accepted { .. } | Frame::Busy { .. }) => {}
                     Ok(Frame::Progress { content }) => {
@@ -626,7 +694,7 @@ fn accepted(
                 }
             }
         }
-        let _ = replies.unsubscribe().await;
+        drop(replies);
     });
     Running {
         control: RemoteControl(Box::new(FleetCall {

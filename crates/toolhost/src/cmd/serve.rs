@@ -147,6 +147,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         },
                         lost_after,
                         bundles: toolhost_fleet::Bundles::new(store.store().clone()),
+                        inbox_prefix: login.inbox_prefix(),
                     },
                 )
                 .await

@@ -267,6 +267,11 @@ impl Nats {
         self.stop();
         self.up();
     }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
 }
 
 impl Drop for Nats {
