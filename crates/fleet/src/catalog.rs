@@ -138,7 +138,8 @@ pub fn watch(
     use notify::Watcher;
     let (raw_tx, mut raw) = tokio::sync::mpsc::unbounded_channel();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok() {
+        // Reading a file (a runner or the publisher itself) changes nothing.
+        if event.is_ok_and(|e| !matches!(e.kind, notify::EventKind::Access(_))) {
             let _ = raw_tx.send(());
         }
     })

@@ -1058,3 +1058,47 @@ fn operators_see_the_fleet_in_status_metrics_and_the_console() {
     browser::assert_budgets(&result, 1);
     browser::assert_screenshots(&["fleet-overview"]);
 }
+
+/// `deploy/nats.conf`, as shipped, runs a fleet: its users and permissions let a
+/// gateway and its runners work, refuse anonymous connections and keep each runner to its
+/// own subjects. The Kubernetes example's copy has the same gateway permissions.
+#[test]
+fn the_shipped_nats_configuration_runs_a_fleet() {
+    let deploy = common::repo().join("deploy");
+    let nats = cluster::Nats::shipped(&deploy.join("nats.conf"));
+    let port = nats.port;
+    let c = Cluster::start_on(nats, 1, 2, 4, true);
+    let (response, _) = c.call(
+        0,
+        "effect",
+        json!({"id": "shipped", "steps": 2, "delay_ms": 10}),
+    );
+    effect(&response);
+    let (_, answer) = cluster::RawNats::login(port, None, "");
+    assert!(answer.contains("Authorization Violation"), "{answer}");
+    let (mut runner, answer) = cluster::RawNats::login(port, Some("runner-1"), cluster::PASSWORD);
+    assert_eq!(answer, "PONG");
+    for subject in [
+        "toolhost.call.runner-2",
+        "toolhost.call.>",
+        "_INBOX.gateway-1.>",
+    ] {
+        assert!(
+            runner
+                .subscribe(subject, 1)
+                .contains("Permissions Violation"),
+            "{subject}"
+        );
+    }
+    let block = |text: &str| -> String {
+        let start = text.find("GATEWAY = {").unwrap();
+        let end = start + text[start..].find('}').unwrap();
+        text[start..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let shipped = std::fs::read_to_string(deploy.join("nats.conf")).unwrap();
+    let kubernetes = std::fs::read_to_string(deploy.join("kubernetes/toolhost.yaml")).unwrap();
+    assert_eq!(block(&shipped), block(&kubernetes));
+}

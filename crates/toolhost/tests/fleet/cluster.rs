@@ -243,10 +243,30 @@ impl Nats {
         nats
     }
 
+    /// `nats-server` with the configuration file `conf` as shipped (its passwords from the
+    /// environment, all set to [`PASSWORD`]), on a loopback port of the test's.
+    pub fn shipped(conf: &Path) -> Nats {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut nats = Nats {
+            child: None,
+            conf: conf.to_path_buf(),
+            _dir: dir,
+            port,
+            url: format!("nats://127.0.0.1:{port}"),
+        };
+        nats.up();
+        nats
+    }
+
     fn up(&mut self) {
+        // The command line's address wins over the file's (a shipped one listens widely).
         let child = Command::new(nats_server())
             .arg("-c")
             .arg(&self.conf)
+            .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
+            .env("GATEWAY_PASSWORD", PASSWORD)
+            .env("RUNNER_PASSWORD", PASSWORD)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -344,6 +364,23 @@ impl Cluster {
     /// The same, with the fleet's own test tools (`effect`, `secretive`) beside the MCP
     /// fixture's `echo` and `slow`, or without them.
     pub fn start_with(gateways: usize, runners: usize, slots: usize, fleet_tools: bool) -> Cluster {
+        Cluster::start_on(
+            Nats::start(runners + 1),
+            gateways,
+            runners,
+            slots,
+            fleet_tools,
+        )
+    }
+
+    /// The same on `nats`.
+    pub fn start_on(
+        nats: Nats,
+        gateways: usize,
+        runners: usize,
+        slots: usize,
+        fleet_tools: bool,
+    ) -> Cluster {
         let f = Fixture::new();
         if fleet_tools {
             copy_dir(
@@ -352,7 +389,6 @@ impl Cluster {
             );
         }
         let pg = Postgres::start();
-        let nats = Nats::start(runners + 1);
         let mut cluster = Cluster {
             f,
             pg,
