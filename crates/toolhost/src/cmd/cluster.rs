@@ -86,7 +86,7 @@ fn publish(args: PublishArgs) -> Result<ExitCode> {
             .await?
             .context("publishing needs the fleet's store: --database postgres://…")?;
         let client = match &login {
-            Some(login) => Some(login.connect().await?),
+            Some(login) => Some(login.connect_within(Duration::ZERO).await?),
             None => None,
         };
         let publisher = login
@@ -143,7 +143,7 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
         anyhow::bail!("which fleet? --nats URL or [cluster] nats");
     };
     run_to_end(serving_runtime()?, async move {
-        let client = login.connect().await?;
+        let client = login.connect_within(Duration::ZERO).await?;
         let (runners, gateways) = (Members::default(), Members::default());
         let mut heard = client
             .subscribe(wire::RUNNERS)
