@@ -28,7 +28,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_toolhost");
 /// Generated command lines per subcommand: with about 15 subcommands, a few hundred runs,
 /// most of them a few milliseconds.
 const CASES_PER_COMMAND: usize = 30;
-/// Commands that keep running by design (`serve`, `list --watch`) are stopped after this.
+/// Commands that keep running by design (`serve`, `runner`, `list --watch`, `cluster
+/// publish --watch`) are stopped after this.
 const RUNNING_FOR: Duration = Duration::from_millis(1500);
 /// Anything else still running after this is a hang, reported as a failure.
 const HANG: Duration = Duration::from_secs(60);
@@ -678,9 +679,12 @@ fn run(args: &[OsString], env: &[(&str, OsString)], stdin: Vec<u8>, cwd: &Path) 
             sink.lock().unwrap().extend_from_slice(&buf[..n]);
         }
     });
-    let keeps_running = args.first().is_some_and(|a| a == "serve")
-        || (args.first().is_some_and(|a| a == "list")
-            && args.iter().any(|a| a.as_bytes().starts_with(b"--watch")));
+    let watching = args.iter().any(|a| a.as_bytes().starts_with(b"--watch"));
+    let keeps_running = args.first().is_some_and(|a| a == "serve" || a == "runner")
+        || (args.first().is_some_and(|a| a == "list") && watching)
+        || (args.first().is_some_and(|a| a == "cluster")
+            && args.get(1).is_some_and(|a| a == "publish")
+            && watching);
     let started = Instant::now();
     let mut stopped = false;
     let mut killed = false;

@@ -1102,3 +1102,95 @@ fn the_shipped_nats_configuration_runs_a_fleet() {
     let kubernetes = std::fs::read_to_string(deploy.join("kubernetes/toolhost.yaml")).unwrap();
     assert_eq!(block(&shipped), block(&kubernetes));
 }
+
+/// A 2025-11-25 session opened on one gateway continues on the other for its own user,
+/// and is unknown (404) there to anyone else; a user's own tool (in their folder of the
+/// shared data) is listed by both gateways and runs on a runner.
+#[test]
+fn a_session_continues_on_another_gateway_for_its_own_user_only() {
+    let c = Cluster::start(2, 3, 4);
+    let admin = api_client::Api {
+        addr: &c.gateways[0].addr,
+        token: Some(c.token.clone()),
+    };
+    let r = admin.request("PUT", "/users/bob", Some(&json!({"role": "viewer"})));
+    assert!(r.status == 200 || r.status == 201, "{}", r.body);
+    let r = admin.request(
+        "POST",
+        "/tokens",
+        Some(&json!({"name": "bob", "user": "bob"})),
+    );
+    let bob = api_client::json_of(&r)["secret"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let post = |addr: &str, token: &str, session: Option<&str>, body: &str| {
+        let auth = format!("Bearer {token}");
+        let mut headers = MCP_POST.to_vec();
+        headers.extend_from_slice(&[("Host", "127.0.0.1"), ("Authorization", auth.as_str())]);
+        if let Some(s) = session {
+            headers.extend_from_slice(&[
+                ("Mcp-Session-Id", s),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ]);
+        }
+        send(addr, "POST", &headers, body.as_bytes())
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "fleet-test", "version": "1"}}})
+    .to_string();
+    let (a, b) = (c.gateways[0].addr.as_str(), c.gateways[1].addr.as_str());
+    let r = post(a, &c.token, None, &init);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let session = r.header("mcp-session-id").unwrap().to_string();
+    let r = post(
+        a,
+        &c.token,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(r.status, 202, "{}", r.body);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    // Bob, with the session's id, on the other gateway: as if it did not exist.
+    let r = post(b, &bob, Some(&session), list);
+    assert_eq!(r.status, 404, "{}", r.body);
+    // Its owner, there: the session goes on.
+    let r = post(b, &c.token, Some(&session), list);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("\"effect\""), "{}", r.body);
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "effect", "arguments": {"id": "in-session"}}})
+    .to_string();
+    let r = post(b, &c.token, Some(&session), &call);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("in-session"), "{}", r.body);
+    // And Bob still cannot use it on the gateway that opened it.
+    assert_eq!(post(a, &bob, Some(&session), list).status, 404);
+
+    // A user's own tool, from the shared data folder, on both gateways and a runner.
+    let own = c.f.home("admin").join("tools");
+    std::fs::create_dir_all(&own).unwrap();
+    common::copy_dir(&c.f.tools().join("echo"), &own.join("mine"));
+    let md = std::fs::read_to_string(own.join("mine/TOOL.md")).unwrap();
+    std::fs::write(
+        own.join("mine/TOOL.md"),
+        md.replace("name: echo", "name: mine"),
+    )
+    .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    for g in &c.gateways {
+        while !tool_names(&g.addr, &c.token).contains(&"mine".to_string()) {
+            assert!(
+                Instant::now() < until,
+                "gateway {} never listed the user's tool",
+                g.addr
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let (response, _) = c.call(1, "mine", json!({"text": "my own"}));
+    assert_eq!(text(&response), "my own");
+    assert!(!tool_names(&c.gateways[0].addr, &bob).contains(&"mine".to_string()));
+}

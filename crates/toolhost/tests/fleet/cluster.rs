@@ -430,6 +430,10 @@ impl Cluster {
         .arg(self.f.data())
         .args(["--slots", &slots.to_string()])
         .env("TOOLHOST_NATS_PASSWORD", PASSWORD)
+        // A runner is never told where the database is (the test's own environment may
+        // name one).
+        .env_remove("TOOLHOST_DATABASE_URL")
+        .env_remove("TOOLHOST_TEST_DATABASE_URL")
         // Each runner its own cache, as on its own machine.
         .env(
             "XDG_CACHE_HOME",
