@@ -259,21 +259,10 @@ impl toolhost_host::Fleet for Gateway {
     }
 
     fn status(&self) -> toolhost_host::FleetStatus {
-        let node = |a: Announcement| toolhost_host::NodeStatus {
-            node: a.node,
-            role: a.role,
-            version: a.version,
-            started_at: a.started_at,
-            running: a.running,
-            slots: a.slots,
-            finished: a.finished,
-            workers: a.workers,
-            epoch: a.epoch,
-        };
         toolhost_host::FleetStatus {
             node: self.shared.node.clone(),
-            gateways: self.gateways().into_iter().map(node).collect(),
-            runners: self.runners().into_iter().map(node).collect(),
+            gateways: self.gateways(),
+            runners: self.runners(),
         }
     }
 }

@@ -204,28 +204,9 @@ pub const SIZE_HEADER: &str = "Toolhost-Bundle-Size";
 /// The header of a bundle reply saying why there are no bytes.
 pub const ERROR_HEADER: &str = "Toolhost-Error";
 
-/// What a node says about itself, every second.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Announcement {
-    /// Its id.
-    pub node: String,
-    /// `gateway` or `runner`.
-    pub role: String,
-    /// Toolhost's version.
-    pub version: String,
-    /// When it started (ms since the Unix epoch).
-    pub started_at: u64,
-    /// Calls it runs (a runner) or waits for (a gateway) now.
-    pub running: usize,
-    /// Calls at once it takes (a runner), 0 for a gateway.
-    pub slots: usize,
-    /// Calls finished since it started.
-    pub finished: u64,
-    /// Live Node.js workers (a runner).
-    pub workers: usize,
-    /// The catalog epoch it serves (a gateway).
-    pub epoch: i64,
-}
+/// What a node says about itself, every second: the host's [`toolhost_host::NodeStatus`],
+/// which `toolhost cluster status`, the API and the console show as it is.
+pub type Announcement = toolhost_host::NodeStatus;
 
 /// The shared catalog changed.
 #[derive(Debug, Serialize, Deserialize)]

@@ -89,8 +89,8 @@ impl ClusterConfig {
     }
 }
 
-/// A node of the fleet as it last announced itself.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// A node of the fleet as it last announced itself (what it announces, on the wire).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NodeStatus {
     /// Its id.
     pub node: String,

@@ -310,6 +310,31 @@ pub struct RunnerProcess {
 }
 
 impl RunnerProcess {
+    /// Starts `cmd` (a node called `id`) and waits until its stderr says `ready`.
+    fn spawn(mut cmd: Command, id: &str, ready: &str) -> RunnerProcess {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut before = String::new();
+        loop {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).unwrap();
+            before += &line;
+            assert!(n > 0, "{id} exited before saying {ready:?}:\n{before}");
+            if line.contains(ready) {
+                break;
+            }
+        }
+        RunnerProcess {
+            id: id.to_string(),
+            child,
+            logs: Collected::start(id, before, stderr),
+            metrics: None,
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -438,33 +463,15 @@ impl Cluster {
         .env(
             "XDG_CACHE_HOME",
             self.f.dir.path().join(format!("cache-{id}")),
-        )
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut before = String::new();
-        loop {
-            let mut line = String::new();
-            let n = stderr.read_line(&mut line).unwrap();
-            before += &line;
-            assert!(n > 0, "{id} exited before joining:\n{before}");
-            if line.contains("taking up to") {
-                break;
-            }
-        }
-        let metrics = before
+        );
+        let mut process = RunnerProcess::spawn(cmd, &id, "taking up to");
+        process.metrics = process
+            .logs()
             .split("metrics at http://")
             .nth(1)
             .and_then(|rest| rest.split('/').next())
             .map(str::to_string);
-        RunnerProcess {
-            id: id.clone(),
-            child,
-            logs: Collected::start(&id, before, stderr),
-            metrics,
-        }
+        process
     }
 
     /// `toolhost cluster publish --watch` of the fixture's tools, once it watches.
@@ -482,28 +489,8 @@ impl Cluster {
         .arg("--data")
         .arg(self.f.data())
         .args(["--database", &self.pg.url])
-        .env("TOOLHOST_NATS_PASSWORD", PASSWORD)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut before = String::new();
-        loop {
-            let mut line = String::new();
-            let n = stderr.read_line(&mut line).unwrap();
-            before += &line;
-            assert!(n > 0, "the publisher exited before watching:\n{before}");
-            if line.contains("watching the tool roots") {
-                break;
-            }
-        }
-        RunnerProcess {
-            id: "publisher".into(),
-            child,
-            logs: Collected::start("publisher", before, stderr),
-            metrics: None,
-        }
+        .env("TOOLHOST_NATS_PASSWORD", PASSWORD);
+        RunnerProcess::spawn(cmd, "publisher", "watching the tool roots")
     }
 
     pub fn start_gateway(&self, n: usize) -> Server {
