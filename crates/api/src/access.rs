@@ -222,9 +222,9 @@ pub(crate) async fn revoke_token(
     if who.0.role < Role::Admin && !own.iter().any(|t| t.id == id) {
         return Err(Problem::not_found("token", &id));
     }
-    Ok(Json(token_out(
-        state.store.revoke_token(who.actor(), &id).await?,
-    )))
+    let revoked = state.store.revoke_token(who.actor(), &id).await?;
+    state.host.access_changed();
+    Ok(Json(token_out(revoked)))
 }
 
 /// A user.
@@ -296,5 +296,6 @@ pub(crate) async fn put_user(
         .store
         .put_user(who.actor(), &name, role(body.role))
         .await?;
+    state.host.access_changed();
     Ok(Json(user_out(user)))
 }

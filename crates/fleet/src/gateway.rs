@@ -72,6 +72,7 @@ struct Shared {
     epoch: AtomicI64,
     catalog_changed: tokio::sync::broadcast::Sender<i64>,
     relayed: tokio::sync::broadcast::Sender<(String, String)>,
+    access: tokio::sync::broadcast::Sender<()>,
     counters: crate::metrics::Counters,
     /// The offers waiting for replies, by route key.
     routes: Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<async_nats::Message>>>,
@@ -97,6 +98,7 @@ impl Gateway {
         let nats = |e: async_nats::SubscribeError| FleetError::Nats(e.to_string());
         let (catalog_changed, _) = tokio::sync::broadcast::channel(16);
         let (relayed, _) = tokio::sync::broadcast::channel(256);
+        let (access, _) = tokio::sync::broadcast::channel(16);
         let shared = Arc::new(Shared {
             node: options.node,
             client: client.clone(),
@@ -112,6 +114,7 @@ impl Gateway {
             epoch: AtomicI64::new(0),
             catalog_changed,
             relayed,
+            access,
             counters: crate::metrics::Counters::default(),
             routes: Mutex::default(),
             inbox_prefix: options.inbox_prefix,
@@ -141,6 +144,8 @@ impl Gateway {
             .await
             .map_err(nats)?;
         tasks.push(tokio::spawn(hear_catalog(changes, Arc::clone(&shared))));
+        let access = client.subscribe(wire::ACCESS_CHANGED).await.map_err(nats)?;
+        tasks.push(tokio::spawn(hear_access(access, Arc::clone(&shared))));
         let relay = client.subscribe(wire::SESSION_RELAY).await.map_err(nats)?;
         tasks.push(tokio::spawn(hear_relayed(relay, Arc::clone(&shared))));
         tasks.push(tokio::spawn(announce(Arc::clone(&shared))));
@@ -229,6 +234,20 @@ impl toolhost_host::Fleet for Gateway {
 
     fn relayed_to_sessions(&self) -> tokio::sync::broadcast::Receiver<(String, String)> {
         self.shared.relayed.subscribe()
+    }
+
+    fn access_changed(&self) {
+        let client = self.shared.client.clone();
+        let from = self.shared.node.clone();
+        tokio::spawn(async move {
+            if let Err(e) = client.publish(wire::ACCESS_CHANGED, from.into()).await {
+                tracing::warn!("telling the gateways that access changed: {e}");
+            }
+        });
+    }
+
+    fn access_changes(&self) -> tokio::sync::broadcast::Receiver<()> {
+        self.shared.access.subscribe()
     }
 
     fn metrics(&self, out: &mut String) {
@@ -390,6 +409,15 @@ async fn serve_bundles(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
                 .publish_with_headers(reply, headers, body)
                 .await;
         });
+    }
+}
+
+async fn hear_access(mut sub: async_nats::Subscriber, shared: Arc<Shared>) {
+    while let Some(message) = sub.next().await {
+        // The body names the gateway that changed access; it has forgotten already.
+        if message.payload.as_ref() != shared.node.as_bytes() {
+            let _ = shared.access.send(());
+        }
     }
 }
 

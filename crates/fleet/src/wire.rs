@@ -68,6 +68,9 @@ pub const CATALOG_CHANGED: &str = "toolhost.catalog.changed";
 /// runs the request it concerns.
 pub const SESSION_RELAY: &str = "toolhost.sessions.relay";
 
+/// Where a gateway says that tokens or users changed (the body is empty).
+pub const ACCESS_CHANGED: &str = "toolhost.access.changed";
+
 /// A client's message for a session, relayed.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Relayed {

@@ -137,4 +137,9 @@ pub trait Fleet: Send + Sync {
     fn relay_to_session(&self, key: String, message: String);
     /// Messages other gateways relayed: `(session key, message)`.
     fn relayed_to_sessions(&self) -> tokio::sync::broadcast::Receiver<(String, String)>;
+    /// Tells every other gateway that tokens or users changed (a token revoked, a role
+    /// changed): they forget what they remember of them.
+    fn access_changed(&self);
+    /// Other gateways' word that tokens or users changed.
+    fn access_changes(&self) -> tokio::sync::broadcast::Receiver<()>;
 }

@@ -290,6 +290,15 @@ impl Host {
         Arc::clone(&self.tokens)
     }
 
+    /// Tokens or users changed (a token revoked, a role changed): what this host
+    /// remembers of them is forgotten, and so is what every gateway of its fleet does.
+    pub fn access_changed(&self) {
+        self.tokens.forget_remembered();
+        if let Some(fleet) = &self.fleet {
+            fleet.access_changed();
+        }
+    }
+
     /// Where finished calls are recorded.
     pub fn call_log(&self) -> Arc<dyn CallLog> {
         Arc::clone(&self.call_log)

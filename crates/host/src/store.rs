@@ -55,6 +55,8 @@ pub trait TokenStore: Send + Sync {
         let _ = resource;
         self.authenticate(authorization).await
     }
+    /// Forgets what it remembers of tokens and users: one was revoked, or a role changed.
+    fn forget_remembered(&self) {}
 }
 
 #[async_trait::async_trait]

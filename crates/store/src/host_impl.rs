@@ -148,6 +148,11 @@ impl StoredTokens {
 
 #[async_trait::async_trait]
 impl TokenStore for StoredTokens {
+    fn forget_remembered(&self) {
+        self.remembered.clear();
+        self.config.forget_remembered();
+    }
+
     fn is_empty(&self) -> bool {
         // A store always has its first admin's token.
         false

@@ -26,8 +26,9 @@ impl Remember {
         stale_for: Duration::ZERO,
     };
 
-    /// A fleet's gateways: tokens and agents trusted for 30 s (so a revocation counts on
-    /// every gateway within 30 s), and for 10 minutes while the store is unreachable.
+    /// A fleet's gateways: tokens trusted for 30 s (a revocation made through a gateway
+    /// is forgotten at once by all of them; one made in the database by hand counts
+    /// within 30 s), and tokens and agents for 10 minutes while the store is unreachable.
     pub const FLEET: Remember = Remember {
         fresh_for: Duration::from_secs(30),
         stale_for: Duration::from_secs(600),
@@ -66,6 +67,11 @@ impl<V: Clone> Remembered<V> {
     /// The answer for `key` to use while the store fails, if any.
     pub(crate) fn stale(&self, key: &str) -> Option<V> {
         self.within(key, self.how.stale_for)
+    }
+
+    /// Forgets every answer.
+    pub(crate) fn clear(&self) {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// Remembers the store's answer for `key`.

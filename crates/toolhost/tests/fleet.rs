@@ -1194,3 +1194,53 @@ fn a_session_continues_on_another_gateway_for_its_own_user_only() {
     assert_eq!(text(&response), "my own");
     assert!(!tool_names(&c.gateways[0].addr, &bob).contains(&"mine".to_string()));
 }
+
+/// A token revoked through one gateway is refused by the other at once, though gateways
+/// remember tokens for 30 s to keep the store off the hot path.
+#[test]
+fn a_revoked_token_is_refused_by_every_gateway_at_once() {
+    let c = Cluster::start(2, 1, 4);
+    let admin = api_client::Api {
+        addr: &c.gateways[0].addr,
+        token: Some(c.token.clone()),
+    };
+    let r = admin.request("PUT", "/users/carol", Some(&json!({"role": "viewer"})));
+    assert!(r.status == 200 || r.status == 201, "{}", r.body);
+    let made = api_client::json_of(&admin.request(
+        "POST",
+        "/tokens",
+        Some(&json!({"name": "carol", "user": "carol"})),
+    ));
+    let carol = made["secret"].as_str().unwrap().to_string();
+    let id = made["token"]["id"].as_str().unwrap().to_string();
+    // Both gateways have seen (and remember) the token.
+    for g in &c.gateways {
+        assert!(tool_names(&g.addr, &carol).contains(&"effect".to_string()));
+    }
+    let r = admin.request("DELETE", &format!("/tokens/{id}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let status = |addr: &str| {
+        let auth = format!("Bearer {carol}");
+        let mut headers = MCP_POST.to_vec();
+        headers.extend_from_slice(&[
+            ("Host", "127.0.0.1"),
+            ("Authorization", auth.as_str()),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ]);
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string();
+        send(addr, "POST", &headers, body.as_bytes()).status
+    };
+    assert_eq!(status(&c.gateways[0].addr), 401);
+    let until = Instant::now() + Duration::from_secs(2);
+    while status(&c.gateways[1].addr) != 401 {
+        assert!(
+            Instant::now() < until,
+            "the other gateway still took the revoked token"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -64,6 +64,10 @@ impl TokenStore for OAuthTokens {
         false
     }
 
+    fn forget_remembered(&self) {
+        self.own.forget_remembered();
+    }
+
     async fn authenticate(&self, authorization: &str) -> Result<Option<Caller>, StoreError> {
         self.either(authorization, self.default_resource.as_deref())
             .await

@@ -182,6 +182,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let public_url = &mut options.config.serve.public_url;
         public_url.get_or_insert_with(|| format!("http://{bound}"));
         let host = Arc::new(Host::boot(options).await?);
+        if let Some(fleet) = host.fleet() {
+            // Another gateway revoked a token or changed a role: forget what is remembered.
+            let (mut changes, tokens) = (fleet.access_changes(), host.tokens());
+            tokio::spawn(async move {
+                while let Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) =
+                    changes.recv().await
+                {
+                    tokens.forget_remembered();
+                }
+            });
+        }
         if let Some(store) = &store {
             crate::store_args::serve_stored_servers(&host, store.store()).await?;
         }

@@ -214,8 +214,8 @@ impl Nats {
         let mut users = vec![
             format!(
                 r#"{{ user: "gateway", password: "{PASSWORD}", permissions: {{
-                   publish: ["toolhost.call.>", "toolhost.cancel.>", "toolhost.gateways.*", "toolhost.catalog.changed", "toolhost.sessions.relay", "_INBOX.>"],
-                   subscribe: ["_INBOX.>", "toolhost.runners.*", "toolhost.gateways.*", "toolhost.alive.*", "toolhost.bundle.get", "toolhost.catalog.changed", "toolhost.sessions.relay"] }} }}"#
+                   publish: ["toolhost.call.>", "toolhost.cancel.>", "toolhost.gateways.*", "toolhost.catalog.changed", "toolhost.sessions.relay", "toolhost.access.changed", "_INBOX.>"],
+                   subscribe: ["_INBOX.>", "toolhost.runners.*", "toolhost.gateways.*", "toolhost.alive.*", "toolhost.bundle.get", "toolhost.catalog.changed", "toolhost.sessions.relay", "toolhost.access.changed"] }} }}"#
             ),
             format!(r#"{{ user: "admin", password: "{PASSWORD}" }}"#),
         ];
