@@ -174,18 +174,6 @@ impl Gateway {
         self.shared.gateways.announcements()
     }
 
-    /// Waits until at least `n` runners have announced themselves, or `within` passed.
-    pub async fn await_runners(&self, n: usize, within: Duration) -> bool {
-        let until = tokio::time::Instant::now() + within;
-        while self.shared.runners.live().len() < n {
-            if tokio::time::Instant::now() >= until {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        true
-    }
-
     /// Records that `dir` is bundle `hash` (see [`Bundles::seed`]).
     pub async fn seed_bundle(&self, dir: std::path::PathBuf, hash: String) {
         self.shared.bundles.seed(dir, hash).await;
@@ -199,16 +187,6 @@ impl Gateway {
     /// Announcements of a changed shared catalog (the new epoch).
     pub fn catalog_changes(&self) -> tokio::sync::broadcast::Receiver<i64> {
         self.shared.catalog_changed.subscribe()
-    }
-
-    /// Tells every gateway the shared catalog is now at `epoch`.
-    pub async fn announce_catalog(&self, epoch: i64) -> Result<(), FleetError> {
-        publish_catalog_change(&self.shared.client, epoch).await
-    }
-
-    /// This gateway's NATS connection.
-    pub fn client(&self) -> &async_nats::Client {
-        &self.shared.client
     }
 }
 

@@ -12,6 +12,8 @@
 //!    added at p50.
 //! 3. CPU time per call of each role (gateway, runner with its workers, nats-server), from
 //!    `/proc`, over the calls of 2.
+//! 4. Back-pressure: with every slot taken, calls are refused at once: how fast (goal: p99
+//!    ≤ 200 ms), and the gateway's memory before and after.
 //!
 //! Run: `cargo bench -p toolhost --bench fleet` (`-- --quick` for fewer rounds).
 #![allow(clippy::unwrap_used)]
@@ -244,6 +246,86 @@ fn overhead(quick: bool) {
     );
 }
 
+/// The resident memory of `pid`, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Back-pressure: every slot of the fleet is taken by a long call, then 16 callers send
+/// calls as fast as they are answered. Each must be refused at once ("overloaded"): the
+/// time of those answers, and the gateway's memory before and after.
+fn flood(quick: bool) {
+    let per_caller = if quick { 50 } else { 200 };
+    let c = Cluster::start(1, 2, 2);
+    let gateway = c.gateways[0].addr.clone();
+    // Take every slot (2 runners x 2) for the whole measurement.
+    let holders: Vec<_> = (0..4)
+        .map(|_| {
+            let (addr, token) = (gateway.clone(), c.token.clone());
+            std::thread::spawn(move || call(&addr, &token, "nap", json!({"ms": 30_000})))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = c.gateways[0].child.id();
+    let mut rss = vec![rss_kib(pid)];
+    let mut refused = Vec::new();
+    let mut succeeded = 0;
+    // Three rounds: memory that grows round after round is a leak; a first round's
+    // growth is the allocator and the connections warming up.
+    for _ in 0..3 {
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let (addr, token) = (gateway.clone(), c.token.clone());
+                std::thread::spawn(move || {
+                    let mut times = Vec::new();
+                    for _ in 0..per_caller {
+                        let t = Instant::now();
+                        let ok = call(&addr, &token, "nap", json!({"ms": 0}));
+                        times.push((ok, t.elapsed().as_secs_f64() * 1000.0));
+                    }
+                    times
+                })
+            })
+            .collect();
+        for t in threads {
+            for (ok, ms) in t.join().unwrap() {
+                if ok {
+                    succeeded += 1;
+                } else {
+                    refused.push(ms);
+                }
+            }
+        }
+        rss.push(rss_kib(pid));
+    }
+    refused.sort_by(f64::total_cmp);
+    println!(
+        "flood: {} calls onto a full fleet (16 callers, 3 rounds): {} refused as overloaded in p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms (goal p99 <= 200 ms); {succeeded} succeeded",
+        refused.len() + succeeded,
+        refused.len(),
+        percentile(&refused, 0.5),
+        percentile(&refused, 0.99),
+        refused.last().copied().unwrap_or(f64::NAN)
+    );
+    let mib: Vec<String> = rss
+        .iter()
+        .map(|k| format!("{:.1}", *k as f64 / 1024.0))
+        .collect();
+    println!(
+        "flood: the gateway's RSS before and after each round: {} MiB",
+        mib.join(", ")
+    );
+    drop(c);
+    for h in holders {
+        let _ = h.join();
+    }
+}
+
 fn nats_cpu(c: &Cluster) -> u64 {
     c.nats.pid().map_or(0, cpu_us)
 }
@@ -255,5 +337,6 @@ fn main() {
         return;
     }
     overhead(quick);
+    flood(quick);
     scaling(quick);
 }
