@@ -37,9 +37,19 @@ fn signal(pid: u32, signal: rustix::process::Signal) {
     }
 }
 
+/// `program`, killed if the test's thread ends without stopping it (a test killed for
+/// its time, say): `setpriv --pdeathsig` sets that up and becomes the program, same pid.
+fn dies_with_the_test(program: &Path) -> Command {
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--pdeathsig", "KILL", "--"]).arg(program);
+    cmd
+}
+
 /// A throwaway PostgreSQL of this test's, in a temporary folder.
 pub struct Postgres {
     dir: tempfile::TempDir,
+    /// The postmaster, while it runs.
+    server: std::sync::Mutex<Option<Child>>,
     bin: PathBuf,
     port: u16,
     as_user: Option<String>,
@@ -74,6 +84,7 @@ impl Postgres {
         let pg = Postgres {
             url: format!("postgres://toolhost@127.0.0.1:{port}/postgres"),
             dir,
+            server: std::sync::Mutex::new(None),
             bin,
             port,
             as_user,
@@ -113,59 +124,75 @@ impl Postgres {
                 c.arg(format!("--reuid={user}"))
                     .arg(format!("--regid={}", gid.trim()))
                     .arg("--clear-groups")
-                    .arg("--")
+                    .args(["--pdeathsig", "KILL", "--"])
                     .arg(self.bin.join(program));
                 c
             }
-            None => Command::new(self.bin.join(program)),
+            None => dies_with_the_test(&self.bin.join(program)),
         };
         cmd.stdin(Stdio::null());
         cmd
     }
 
+    /// Runs the server as this test's child (killed with the test should it end
+    /// without stopping it), and waits until it listens.
     fn up(&self) {
-        let options = format!(
-            "-c listen_addresses=127.0.0.1 -p {} -c unix_socket_directories={} -c fsync=off -c max_connections=200",
-            self.port,
-            self.dir.path().display()
-        );
-        let out = self
-            .command("pg_ctl")
+        let log = std::fs::File::create(self.dir.path().join("server.log")).unwrap();
+        let child = self
+            .command("postgres")
             .arg("-D")
             .arg(self.data())
-            .arg("-l")
-            .arg(self.dir.path().join("server.log"))
-            .args(["-w", "-t", "60", "-o", &options, "start"])
-            .output()
+            .args([
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+            ])
+            .arg("-c")
+            .arg(format!(
+                "unix_socket_directories={}",
+                self.dir.path().display()
+            ))
+            .args(["-c", "fsync=off", "-c", "max_connections=200"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "pg_ctl start: {}{}",
-            String::from_utf8_lossy(&out.stderr),
-            std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
-        );
-        wait_for_port(self.port, "PostgreSQL");
-    }
-
-    fn pid(&self) -> Option<u32> {
-        std::fs::read_to_string(self.data().join("postmaster.pid"))
-            .ok()?
-            .lines()
-            .next()?
-            .trim()
-            .parse()
-            .ok()
-    }
-
-    /// Stops the server (by its pid) and waits until it is gone.
-    pub fn stop(&self) {
-        let Some(pid) = self.pid() else { return };
-        signal(pid, rustix::process::Signal::INT);
-        let until = Instant::now() + Duration::from_secs(20);
-        while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < until {
+        *self.server.lock().unwrap() = Some(child);
+        let until = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            let exited = self
+                .server
+                .lock()
+                .unwrap()
+                .as_mut()
+                .unwrap()
+                .try_wait()
+                .unwrap();
+            assert!(
+                exited.is_none() && Instant::now() < until,
+                "PostgreSQL did not start: {}",
+                std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
-        signal(pid, rustix::process::Signal::KILL);
+    }
+
+    /// Stops the server (a fast shutdown, by its pid) and waits until it is gone.
+    pub fn stop(&self) {
+        let Some(mut child) = self.server.lock().unwrap().take() else {
+            return;
+        };
+        signal(child.id(), rustix::process::Signal::INT);
+        let until = Instant::now() + Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > until {
+                let _ = child.kill();
+                let _ = child.wait();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Stops and starts it again on the same port.
@@ -261,7 +288,7 @@ impl Nats {
 
     fn up(&mut self) {
         // The command line's address wins over the file's (a shipped one listens widely).
-        let child = Command::new(nats_server())
+        let child = dies_with_the_test(&nats_server())
             .arg("-c")
             .arg(&self.conf)
             .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
@@ -441,7 +468,7 @@ impl Cluster {
 
     pub fn start_runner(&self, n: usize, slots: usize) -> RunnerProcess {
         let id = format!("runner-{n}");
-        let mut cmd = self.f.toolhost();
+        let mut cmd = self.node();
         cmd.args([
             "runner",
             "--nats",
@@ -474,9 +501,17 @@ impl Cluster {
         process
     }
 
+    /// `toolhost` as a node of this fleet: the fixture's environment, and killed with the
+    /// test should it end without stopping it.
+    fn node(&self) -> Command {
+        let mut cmd = dies_with_the_test(Path::new(env!("CARGO_BIN_EXE_toolhost")));
+        self.f.environment(&mut cmd);
+        cmd
+    }
+
     /// `toolhost cluster publish --watch` of the fixture's tools, once it watches.
     pub fn start_publisher(&self) -> RunnerProcess {
-        let mut cmd = self.f.toolhost();
+        let mut cmd = self.node();
         cmd.args([
             "cluster",
             "publish",
@@ -494,7 +529,7 @@ impl Cluster {
     }
 
     pub fn start_gateway(&self, n: usize) -> Server {
-        let mut cmd = self.f.toolhost();
+        let mut cmd = self.node();
         cmd.args([
             "serve",
             "--nats",
