@@ -301,6 +301,19 @@ impl OwnedSessions {
     }
 }
 
+impl OwnedSessions {
+    /// The book's entry for session `id` of `owner`, held by this endpoint's manager.
+    fn held(&self, owner: Arc<str>, id: &SessionId) -> Held {
+        Held {
+            owner,
+            key: crate::shared_sessions::session_key(&self.path, id),
+            endpoint: self.endpoint,
+            last_used: Instant::now(),
+            manager: Arc::clone(&self.inner),
+        }
+    }
+}
+
 impl SessionManager for OwnedSessions {
     type Error = SessionError;
     type Transport = <LocalSessionManager as SessionManager>::Transport;
@@ -327,16 +340,7 @@ impl SessionManager for OwnedSessions {
         }
         match self.inner.create_session().await {
             Ok((id, transport)) => {
-                self.book.record(
-                    id.clone(),
-                    Held {
-                        owner: user,
-                        key: crate::shared_sessions::session_key(&self.path, &id),
-                        endpoint: self.endpoint,
-                        last_used: Instant::now(),
-                        manager: Arc::clone(&self.inner),
-                    },
-                );
+                self.book.record(id.clone(), self.held(user, &id));
                 Ok((id, transport))
             }
             Err(e) => {
@@ -412,16 +416,7 @@ impl SessionManager for OwnedSessions {
         }
         match self.inner.restore_session(id.clone()).await {
             Ok(RestoreOutcome::Restored(transport)) => {
-                self.book.record(
-                    id.clone(),
-                    Held {
-                        owner: user,
-                        key: crate::shared_sessions::session_key(&self.path, &id),
-                        endpoint: self.endpoint,
-                        last_used: Instant::now(),
-                        manager: Arc::clone(&self.inner),
-                    },
-                );
+                self.book.record(id.clone(), self.held(user, &id));
                 Ok(RestoreOutcome::Restored(transport))
             }
             Ok(other) => {

@@ -114,6 +114,16 @@ impl Cluster {
     fn call(&self, n: usize, name: &str, args: Value) -> (Value, Vec<Value>) {
         call_at(self.gateway(n), &self.token, name, args)
     }
+
+    /// An `effect` call through gateway `n` on a thread of its own.
+    fn call_in_background(
+        &self,
+        n: usize,
+        args: Value,
+    ) -> std::thread::JoinHandle<(Value, Vec<Value>)> {
+        let (addr, token) = (self.gateway(n).to_string(), self.token.clone());
+        std::thread::spawn(move || call_at(&addr, &token, "effect", args))
+    }
 }
 
 /// Calls through alternating gateways all reach the user's one home runner (one cold
@@ -243,16 +253,7 @@ fn a_runner_paused_mid_call_is_lost_by_its_silence() {
     let mut c = Cluster::start(2, 3, 4);
     let (response, _) = c.call(0, "effect", json!({"id": "warm"}));
     let home = effect(&response)["runner"].as_str().unwrap().to_string();
-    let addr = c.gateway(1).to_string();
-    let token = c.token.clone();
-    let caller = std::thread::spawn(move || {
-        call_at(
-            &addr,
-            &token,
-            "effect",
-            json!({"id": "paused", "steps": 100, "delay_ms": 100}),
-        )
-    });
+    let caller = c.call_in_background(1, json!({"id": "paused", "steps": 100, "delay_ms": 100}));
     await_line(&c, "start paused", Duration::from_secs(20));
     c.runner(&home).pause();
     let paused = Instant::now();
@@ -471,16 +472,7 @@ fn the_fleet_survives_restarts_of_nats_and_postgres() {
         effect(&c.call(n, "effect", json!({"id": format!("warm{n}")})).0);
     }
 
-    let addr = c.gateway(0).to_string();
-    let token = c.token.clone();
-    let caller = std::thread::spawn(move || {
-        call_at(
-            &addr,
-            &token,
-            "effect",
-            json!({"id": "inflight", "steps": 20, "delay_ms": 100}),
-        )
-    });
+    let caller = c.call_in_background(0, json!({"id": "inflight", "steps": 20, "delay_ms": 100}));
     await_line(&c, "start inflight", Duration::from_secs(20));
     c.nats.restart();
     let restarted = Instant::now();
